@@ -1,0 +1,63 @@
+import { type Kysely, type Migration, sql } from 'kysely';
+
+// Versioned schema of the SQLite backend, applied in order by Kysely's migrator on every start.
+
+const v1: Migration = {
+  async up(db: Kysely<unknown>) {
+    await sql`CREATE TABLE entities (
+      ord INTEGER PRIMARY KEY,
+      kind TEXT NOT NULL,
+      id TEXT NOT NULL,
+      team TEXT,
+      parent TEXT,
+      state TEXT NOT NULL,
+      UNIQUE (kind, id)
+    )`.execute(db);
+    await sql`CREATE INDEX entities_team ON entities (kind, team, ord)`.execute(db);
+    await sql`CREATE INDEX entities_parent ON entities (kind, parent, ord)`.execute(db);
+
+    await sql`CREATE TABLE records (
+      seq INTEGER PRIMARY KEY,
+      kind TEXT NOT NULL,
+      id TEXT NOT NULL,
+      team TEXT NOT NULL,
+      lead TEXT,
+      board TEXT,
+      stage TEXT,
+      status TEXT,
+      email TEXT,
+      phone TEXT,
+      version INTEGER NOT NULL,
+      updated_at TEXT NOT NULL,
+      json TEXT,
+      removed TEXT,
+      UNIQUE (kind, id)
+    )`.execute(db);
+    // Partial indexes over live rows only: every list is a keyset walk over one of these.
+    await sql`CREATE INDEX records_team ON records (team, kind, seq) WHERE removed IS NULL`.execute(db);
+    await sql`CREATE INDEX records_board ON records (team, kind, board, seq) WHERE removed IS NULL`.execute(db);
+    await sql`CREATE INDEX records_stage ON records (team, kind, stage, seq) WHERE removed IS NULL`.execute(db);
+    await sql`CREATE INDEX records_status ON records (team, kind, status, seq) WHERE removed IS NULL`.execute(db);
+    await sql`CREATE INDEX records_lead ON records (team, kind, lead, seq) WHERE removed IS NULL`.execute(db);
+    await sql`CREATE INDEX records_email ON records (team, email) WHERE removed IS NULL AND email IS NOT NULL`.execute(db);
+    await sql`CREATE INDEX records_phone ON records (team, phone) WHERE removed IS NULL AND phone IS NOT NULL`.execute(db);
+
+    await sql`CREATE TABLE feed (
+      team TEXT NOT NULL,
+      pos INTEGER NOT NULL,
+      kind TEXT NOT NULL,
+      id TEXT NOT NULL,
+      version INTEGER NOT NULL,
+      recorded_at INTEGER NOT NULL,
+      body TEXT,
+      removed TEXT,
+      PRIMARY KEY (team, pos)
+    )`.execute(db);
+    await sql`CREATE INDEX feed_record ON feed (kind, id, pos)`.execute(db);
+    await sql`CREATE INDEX feed_recorded ON feed (recorded_at)`.execute(db);
+    await sql`CREATE TABLE feed_heads (team TEXT PRIMARY KEY, last_pos INTEGER NOT NULL)`.execute(db);
+    await sql`CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`.execute(db);
+  },
+};
+
+export const SQLITE_MIGRATIONS: Record<string, Migration> = { '0001_initial': v1 };
