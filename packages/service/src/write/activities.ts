@@ -1,0 +1,65 @@
+import { createHash } from 'node:crypto';
+import type { ActorKind, LeadStatus } from '../schemas/enums.js';
+import type { Entity } from '../store/store.js';
+import type { WriteContext } from './context.js';
+import { publish } from './publish.js';
+import type { ActivityState, LeadState } from './types.js';
+
+// Activities record one status, stage or assignee transition each and never change once written.
+
+const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/** Derived from the lead and the activity's place in its history, so replaying events gives the same ids. */
+function activityId(lead: string, seq: number): string {
+  const digest = createHash('sha256').update(`${lead}:${seq}`).digest();
+  let id = 'act_';
+  for (let i = 0; i < 16; i++) id += ALPHABET[(digest[i] ?? 0) % 62];
+  return id;
+}
+
+type Place = { stage: string; board: string | null };
+export type Transition =
+  | { type: 'status_changed' | 'archived' | 'unarchived' | 'revived'; from: LeadStatus | null; to: LeadStatus }
+  | { type: 'stage_changed'; from: Place | null; to: Place }
+  | { type: 'assignees_changed'; from: string[]; to: string[] };
+
+export interface ActivityContext {
+  actor: ActorKind;
+  occurredAt: string;
+  /** The stage to snapshot when it differs from the lead's current one (the stage left when pipeline data is cleared). */
+  stage?: string | null;
+  value?: number | null;
+}
+
+/** Writes one activity of `lead` (the caller saves the lead, whose activity counter moved). */
+export async function recordActivity(
+  ctx: WriteContext,
+  lead: Entity<LeadState>,
+  transition: Transition,
+  c: ActivityContext,
+): Promise<void> {
+  const team = lead.team as string;
+  const seq = lead.state.activitySeq + 1;
+  lead.state.activitySeq = seq;
+  const id = activityId(lead.id, seq);
+  const stageId = c.stage === undefined ? lead.state.stage : c.stage;
+  const stage = stageId ? await ctx.findStage(team, stageId) : undefined;
+  const projection = {
+    id,
+    object: 'activity',
+    livemode: await ctx.livemode(team),
+    team,
+    lead: lead.id,
+    occurred_at: c.occurredAt,
+    actor_kind: c.actor,
+    stage_snapshot: stageId && stage ? { stage: stageId, board: stage.board, name: stage.name } : null,
+    value_snapshot: c.value === undefined ? lead.state.estimatedValue : c.value,
+    version: 0,
+    updated_at: '',
+    type: transition.type,
+    from: transition.from,
+    to: transition.to,
+  };
+  await publish(ctx.tx, ctx.clock, 'activity', id, team, projection, { lead: lead.id });
+  await ctx.tx.putEntity<ActivityState>({ kind: 'activity', id, team, parent: lead.id, state: { lead: lead.id } });
+}

@@ -1,0 +1,167 @@
+import type { OriginalCapture } from '../schemas/records.js';
+import type { Entity } from '../store/store.js';
+import type { WriteContext } from './context.js';
+import type { CaptureInput } from './events.js';
+import { publish } from './publish.js';
+import type { CallState, ConversationState, LeadState, MessageState, SubmissionState } from './types.js';
+import { callOutcome } from './call-outcome.js';
+
+// The two lead facets. Each has its own version, so a new message changes the response facet and
+// never the lead.
+
+const PENDING = { version: 0, updated_at: '' };
+
+type Named = { id?: string | null; name?: string | null } | undefined;
+const provenanced = (value: string | null | undefined) => ({
+  value: value ?? null,
+  provenance: value ? 'provider' : 'not_captured',
+});
+const idName = (g: Named) => ({ id: provenanced(g?.id), name: provenanced(g?.name) });
+const idOnly = (g: { id?: string | null } | undefined) => ({ id: provenanced(g?.id) });
+
+/** How a lead first entered the CRM, built once when it is created and never changed after. */
+export function buildOriginalCapture(
+  c: CaptureInput,
+  capturedAt: string,
+  familyOrigin: { team: string; lead: string } | null = null,
+): OriginalCapture {
+  const time = (t: string | null | undefined) => (t ? new Date(t).toISOString() : null);
+  return {
+    capture: 'at_creation',
+    captured_at: capturedAt,
+    received_at: time(c.received_at),
+    submitted_at: time(c.submitted_at),
+    source: c.source ?? null,
+    source_hint: c.source_hint ?? null,
+    source_channel: c.source_channel ?? null,
+    external_provider: c.external_provider ?? null,
+    origin: c.origin ?? null,
+    campaign: idName(c.campaign),
+    ad: idName(c.ad),
+    ad_set: idName(c.ad_set),
+    form: idName(c.form),
+    page: idName(c.page),
+    ad_group: idOnly(c.ad_group),
+    creative: idOnly(c.creative),
+    asset_group: idOnly(c.asset_group),
+    click_network: provenanced(c.click_network),
+    audience: { value: c.audience ?? null, missing_reason: c.audience ? null : 'unsupported' },
+    utm: c.utm ? { ...c.utm } : null,
+    ad_referral: c.ad_referral ? { ...c.ad_referral } : null,
+    family_origin: familyOrigin ? { ...familyOrigin } : null,
+  };
+}
+
+/** Newest submission first by arrival, the later-recorded one first on a tie. */
+function newestSubmission(subs: Entity<SubmissionState>[]): Entity<SubmissionState> | undefined {
+  let best: Entity<SubmissionState> | undefined;
+  for (const s of subs) {
+    if (s.state.deleted) continue;
+    const b = best?.state;
+    if (!b || s.state.receivedAt > b.receivedAt || (s.state.receivedAt === b.receivedAt && s.state.seq > b.seq))
+      best = s;
+  }
+  return best;
+}
+
+export async function publishAttribution(ctx: WriteContext, lead: Entity<LeadState>): Promise<boolean> {
+  const team = lead.team as string;
+  const latest = newestSubmission(await ctx.tx.findEntities<SubmissionState>('submission', { parent: lead.id }))?.state;
+  const group = (g: { id: string | null; name: string | null } | null) => (g ? { id: g.id, name: g.name } : null);
+  const projection = {
+    id: lead.id,
+    object: 'lead_attribution',
+    livemode: await ctx.livemode(team),
+    team,
+    original_capture: lead.state.originalCapture,
+    original_capture_missing_reason: lead.state.originalCapture ? null : 'not_captured',
+    latest_submission: latest
+      ? {
+          received_at: latest.receivedAt,
+          submitted_at: latest.submittedAt,
+          external_provider: latest.externalProvider,
+          campaign: group(latest.campaign),
+          ad: group(latest.ad),
+          ad_set: group(latest.adSet),
+          form: group(latest.form),
+        }
+      : null,
+    latest_submission_missing_reason: latest ? null : 'not_captured',
+    ...PENDING,
+  };
+  return publish(ctx.tx, ctx.clock, 'lead_attribution', lead.id, team, projection, { lead: lead.id });
+}
+
+const max = (a: string | null, b: string | null) => (b !== null && (a === null || b > a) ? b : a);
+
+/** Channels whose messages carry delivery receipts; every other channel is reported as without delivery data. */
+const CHANNELS_WITH_DELIVERY_DATA = new Set(['whatsapp']);
+
+export async function publishResponse(ctx: WriteContext, lead: Entity<LeadState>): Promise<boolean> {
+  const team = lead.team as string;
+  const conversations = await ctx.tx.findEntities<ConversationState>('conversation', { parent: lead.id });
+  const messages: { m: MessageState; channel: string }[] = [];
+  for (const c of conversations) {
+    for (const m of await ctx.tx.findEntities<MessageState>('message', { parent: c.id })) {
+      messages.push({ m: m.state, channel: c.state.channel });
+    }
+  }
+  // Newest first; the facet reads a bounded window and says so when it had to cut.
+  messages.sort((a, b) => (a.m.at === b.m.at ? b.m.seq - a.m.seq : a.m.at < b.m.at ? 1 : -1));
+  const truncated = messages.length > ctx.options.responseMessageWindow;
+  const window = messages.slice(0, ctx.options.responseMessageWindow);
+
+  let lastInbound: string | null = null;
+  let lastOutbound: string | null = null;
+  let lastReply: string | null = null;
+  let whatsapp: MessageState | undefined;
+  for (const { m, channel } of window) {
+    if (m.direction === 'inbound') {
+      if (m.visitorTurn || (m.imported && channel === 'whatsapp')) continue;
+      lastInbound = max(lastInbound, m.at);
+      continue;
+    }
+    if (channel === 'whatsapp' && !whatsapp) whatsapp = m;
+    if (m.failed) continue;
+    lastOutbound = max(lastOutbound, m.at);
+    if (!m.imported && (m.purpose === 'reply' || m.purpose === null)) lastReply = max(lastReply, m.at);
+  }
+
+  const calls = await ctx.tx.findEntities<CallState>('call', { parent: lead.id });
+  let lastAnsweredCall: string | null = null;
+  for (const call of calls) {
+    const { outcome } = callOutcome(call.state, ctx.options.answeredCallFloorSeconds);
+    if (outcome === 'answered_human' || outcome === 'answered_ai')
+      lastAnsweredCall = max(lastAnsweredCall, call.state.startedAt);
+  }
+  const channels = new Set(
+    conversations.map((c) => c.state.channel).filter((ch) => !CHANNELS_WITH_DELIVERY_DATA.has(ch)),
+  );
+
+  const projection = {
+    id: lead.id,
+    object: 'lead_response',
+    livemode: await ctx.livemode(team),
+    team,
+    last_inbound_at: lastInbound,
+    last_outbound_at: lastOutbound,
+    awaiting_reply: lastInbound !== null && (lastReply === null || lastInbound > lastReply),
+    last_answered_call_at: lastAnsweredCall,
+    last_whatsapp_delivery_status: whatsapp?.receipt ?? null,
+    coverage: {
+      conversations: conversations.length,
+      calls: calls.length,
+      channels_without_delivery_data: [...channels].sort(),
+      truncated,
+    },
+    ...PENDING,
+  };
+  return publish(ctx.tx, ctx.clock, 'lead_response', lead.id, team, projection, { lead: lead.id });
+}
+
+/** Republishes the response facet of a lead when there is one (calls and conversations may be unlinked). */
+export async function refreshResponse(ctx: WriteContext, leadId: string | null): Promise<void> {
+  if (leadId === null) return;
+  const lead = await ctx.tx.getEntity<LeadState>('lead', leadId);
+  if (lead) await publishResponse(ctx, lead);
+}

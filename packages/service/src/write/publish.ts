@@ -1,0 +1,108 @@
+import { iso } from '../clock.js';
+import type { Clock } from '../clock.js';
+import { FEED_KINDS, type FeedKind, type RecordKind, type RemovalReason } from '../schemas/enums.js';
+import type { RecordRow, WriteTx } from '../store/store.js';
+import { WriteError } from './write-error.js';
+
+// The one way exported records change. A feed record gets a new version (and a feed entry in the same
+// transaction) only when its projection differs from what is stored, so a change to a field that is
+// not exported writes nothing.
+
+export type FilterColumns = Partial<Pick<RecordRow, 'lead' | 'board' | 'stage' | 'status' | 'email' | 'phone'>>;
+
+const FEED = new Set<string>(FEED_KINDS);
+
+/** Projections of feed records carry `version` and `updated_at` placeholders that `publish` fills. */
+export type Projection = Record<string, unknown> & { version: number; updated_at: string };
+
+function sameExported(storedJson: string, projection: Projection): boolean {
+  const stored = JSON.parse(storedJson) as Projection;
+  return (
+    JSON.stringify({ ...stored, version: 0, updated_at: '' }) ===
+    JSON.stringify({ ...projection, version: 0, updated_at: '' })
+  );
+}
+
+function row(
+  kind: RecordKind,
+  id: string,
+  team: string,
+  version: number,
+  at: string,
+  json: string,
+  f: FilterColumns,
+): RecordRow {
+  return {
+    kind,
+    id,
+    team,
+    lead: f.lead ?? null,
+    board: f.board ?? null,
+    stage: f.stage ?? null,
+    status: f.status ?? null,
+    email: f.email ?? null,
+    phone: f.phone ?? null,
+    version,
+    updatedAt: at,
+    json,
+  };
+}
+
+/** Writes a feed record when its exported projection changed; returns whether a version was written. */
+export async function publish(
+  tx: WriteTx,
+  clock: Clock,
+  kind: FeedKind,
+  id: string,
+  team: string,
+  projection: Projection,
+  filters: FilterColumns = {},
+): Promise<boolean> {
+  const existing = await tx.getRecord(kind, id);
+  if (existing?.removed) throw new WriteError(`${kind} ${id} was removed; a record that comes back needs a new id`);
+  if (existing?.json && sameExported(existing.json, projection)) return false;
+  const now = clock.now();
+  const version = (existing?.version ?? 0) + 1;
+  const json = JSON.stringify({ ...projection, version, updated_at: iso(now) });
+  await tx.putRecord(row(kind, id, team, version, iso(now), json, filters));
+  await tx.appendFeed({ team, kind, id, version, recordedAt: now, body: json, removed: null });
+  return true;
+}
+
+/** Writes a never-fed record (team, member, bookable service) when it changed. */
+export async function publishListed(
+  tx: WriteTx,
+  clock: Clock,
+  kind: 'team' | 'member' | 'booking_service',
+  id: string,
+  team: string,
+  record: Record<string, unknown>,
+): Promise<void> {
+  const existing = await tx.getRecord(kind, id);
+  const json = JSON.stringify(record);
+  if (existing?.json === json && !existing.removed) return;
+  const version = (existing?.version ?? 0) + 1;
+  await tx.putRecord(row(kind, id, team, version, iso(clock.now()), json, {}));
+}
+
+/**
+ * Removes a record: a tombstone, its earlier feed entries purged (personal data must not outlive the
+ * removal) and, for feed kinds, a removal entry. A record already removed or never written is left alone.
+ */
+export async function removeRecord(
+  tx: WriteTx,
+  clock: Clock,
+  kind: RecordKind,
+  id: string,
+  team: string,
+  reason: RemovalReason,
+): Promise<void> {
+  const existing = await tx.getRecord(kind, id);
+  if (!existing || existing.removed) return;
+  const now = clock.now();
+  const version = existing.version + 1;
+  await tx.removeRecord(kind, id, reason, version, iso(now));
+  if (!FEED.has(kind)) return;
+  await tx.purgeFeed(kind as FeedKind, id);
+  await tx.appendFeed({ team, kind: kind as FeedKind, id, version, recordedAt: now, body: null, removed: reason });
+}
