@@ -1,0 +1,173 @@
+import type { Redis } from 'ioredis';
+import type { Clock } from '../clock.js';
+import type { Limits } from '../config.js';
+import { ApiError } from '../errors/catalogue.js';
+import { SCOPES, type Scope } from '../schemas/enums.js';
+import type { Entity, Store } from '../store/store.js';
+import type { AccessControl, AccessRequest, Principal, RateClass, Reservation } from './access-control.js';
+import { allowlistAllows } from './allowlist.js';
+import { type OrganizationState, type TeamAccessState, teamRefusal } from './eligibility.js';
+import type { IntegrationState } from './integrations.js';
+import { type ApiKeyState, effectiveKeyStatus, getPepper, keyMatches, looksLikeSecretKey, parseKey } from './keys.js';
+import { AuthLockout } from './limits/auth-lockout.js';
+import { createCounterStore } from './limits/counters.js';
+import { FirewallBudget } from './limits/firewall-budget.js';
+import { RateLimits } from './limits/rate-limits.js';
+import { isOn, parseEndpointList, SWITCH_KEYS } from './switches.js';
+import { TtlCache } from './ttl-cache.js';
+
+// The access checks of every request, in the order of docs/auth.md. Keys, teams and operator switches are
+// read from the store and cached at most `limits.keyCacheMs`, so a revocation or a team change made by any
+// process is seen by every process within that time (5 seconds at most by the spec).
+
+export interface AccessControlOptions {
+  store: Store;
+  clock: Clock;
+  limits: Limits;
+  /** Shares counters, lockouts and locks between API processes; memory when absent. */
+  redis?: Redis | undefined;
+  /** Prefix of every Redis key (tests give each run its own). */
+  redisPrefix?: string;
+}
+
+interface KeyRecord {
+  key: Entity<ApiKeyState>;
+  integration: Entity<IntegrationState> | undefined;
+  /** The integration's teams still in the organization they were in when it was created. */
+  teams: string[];
+}
+
+interface TeamRecord {
+  team: Entity<TeamAccessState> | undefined;
+  org: OrganizationState | undefined;
+}
+
+const BEARER = /^Bearer +(\S+) *$/i;
+
+export function createAccessControl(options: AccessControlOptions): AccessControl & {
+  /** Counters of an integration and its keys (for `admin usage`). */
+  usage(integrationId: string, keyIds: readonly string[]): Promise<UsageReport>;
+} {
+  const { store, clock, limits } = options;
+  const counters = createCounterStore({ redis: options.redis, prefix: options.redisPrefix ?? 'crmx' });
+  const lockout = new AuthLockout(counters, limits, clock);
+  const firewall = new FirewallBudget(counters, limits, clock);
+  const rates = new RateLimits(counters, limits, clock);
+  const keys = new TtlCache<string, KeyRecord | undefined>(clock, limits.keyCacheMs);
+  const teams = new TtlCache<string, TeamRecord>(clock, limits.keyCacheMs);
+  const switches = new TtlCache<string, string | undefined>(clock, limits.keyCacheMs);
+
+  const loadKey = (lookupId: string) =>
+    keys.get(lookupId, async () => {
+      const key = await store.getEntity<ApiKeyState>('api_key', lookupId);
+      if (!key) return undefined;
+      const integration = key.parent ? await store.getEntity<IntegrationState>('integration', key.parent) : undefined;
+      const covered: string[] = [];
+      for (const team of integration?.state.teams ?? []) {
+        const record = await loadTeam(team);
+        if (record.team && (record.team.state.organization ?? null) === integration!.state.organization) {
+          covered.push(team);
+        }
+      }
+      return { key, integration, teams: covered };
+    });
+
+  const loadTeam = (id: string) =>
+    teams.get(id, async () => {
+      const team = await store.getEntity<TeamAccessState>('team', id);
+      const orgId = team?.state.organization;
+      const org = orgId ? (await store.getEntity<OrganizationState>('organization', orgId))?.state : undefined;
+      return { team, org };
+    });
+
+  const meta = (key: string) => switches.get(key, () => store.getMeta(key));
+
+  const refuse = async (ip: string, keyId?: string): Promise<never> => {
+    await lockout.recordFailure(ip, keyId);
+    throw new ApiError('invalid_credentials');
+  };
+
+  return {
+    firewallBlocked: (ip, hasWellFormedKey) => firewall.blocked(ip, hasWellFormedKey),
+
+    async checkSwitches(endpoint: string): Promise<void> {
+      if (isOn(await meta(SWITCH_KEYS.apiDisabled))) throw new ApiError('api_disabled');
+      const disabled = parseEndpointList(await meta(SWITCH_KEYS.capabilityDisabled));
+      if (disabled.includes(endpoint)) throw new ApiError('capability_disabled');
+    },
+
+    async authenticate(request: AccessRequest): Promise<Principal> {
+      const { ip } = request;
+      if (await lockout.ipLocked(ip)) throw new ApiError('rate_limited', undefined, lockout.retryAfter);
+      const token = request.authorization === undefined ? undefined : BEARER.exec(request.authorization)?.[1];
+      if (token !== undefined && request.origin !== undefined && looksLikeSecretKey(token)) {
+        throw new ApiError('secret_key_in_browser');
+      }
+      const parsed = token === undefined ? null : parseKey(token);
+      if (token === undefined || parsed === null) return refuse(ip);
+      const record = await loadKey(parsed.lookupId);
+      if (!record) return refuse(ip);
+      const pepper = await getPepper(store);
+      if (!keyMatches(pepper, token, record.key.state.digest)) {
+        if (await lockout.keyLocked(record.key.id)) {
+          await lockout.recordFailure(ip);
+          throw new ApiError('rate_limited', undefined, lockout.retryAfter);
+        }
+        return refuse(ip, record.key.id);
+      }
+      // From here the key is genuine: refusals are not counted as failed attempts.
+      const status = effectiveKeyStatus(record.key.state, clock.now());
+      if (status === 'expired') throw new ApiError('key_expired');
+      if (status === 'revoked' || record.integration?.state.status !== 'active') {
+        throw new ApiError('invalid_credentials');
+      }
+      const integration = record.integration;
+      if (!allowlistAllows(integration.state.allowlist, ip)) throw new ApiError('ip_not_allowed');
+      return {
+        integrationId: integration.id,
+        keyId: record.key.id,
+        name: integration.state.name,
+        livemode: integration.state.livemode,
+        last4: record.key.state.last4,
+        teams: record.teams,
+        scopes: SCOPES,
+      };
+    },
+
+    requireScope(principal: Principal, scope: Scope): void {
+      if (!principal.scopes.includes(scope)) throw new ApiError('insufficient_scope');
+    },
+
+    async checkTeam(principal: Principal, team: string): Promise<void> {
+      if (!principal.teams.includes(team)) throw new ApiError('team_not_accessible', 'Service-Team');
+      const record = await loadTeam(team);
+      if (!record.team) throw new ApiError('team_not_accessible', 'Service-Team');
+      const refusal = teamRefusal(record.team.state, record.org);
+      if (refusal) throw new ApiError(refusal);
+    },
+
+    reserve(
+      principal: Principal,
+      rateClass: RateClass,
+      items: number,
+      countsTowardQuota: boolean,
+    ): Promise<Reservation> {
+      return rates.reserve(principal.integrationId, rateClass, items, countsTowardQuota);
+    },
+
+    async usage(integrationId, keyIds) {
+      const keysReport: UsageReport['keys'] = [];
+      for (const id of keyIds) keysReport.push({ id, ...(await lockout.keyStatus(id)) });
+      return { shared: counters.kind === 'redis', ...(await rates.usage(integrationId)), keys: keysReport };
+    },
+  };
+}
+
+export interface UsageReport {
+  /** False when counters live in this process's memory only. */
+  shared: boolean;
+  itemsThisMinute: number;
+  readsThisMinute: number;
+  quotaUsedToday: number;
+  keys: { id: string; failures: number; lockedUntil: string | null }[];
+}

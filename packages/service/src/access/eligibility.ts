@@ -1,0 +1,57 @@
+import type { Store } from '../store/store.js';
+
+// Eligibility of a team for a key (spec "What the service does" 7). Checked when an integration is created
+// and, for the parts that have an error code, at request time. Reads the write side's team and
+// organization entities through the fields access control needs.
+
+export const TEAM_STATES = ['active', 'disabled', 'archived', 'billing_only', 'api_paused'] as const;
+export type TeamStateValue = (typeof TEAM_STATES)[number];
+
+export const ORGANIZATION_PLANS = ['api_included', 'no_api'] as const;
+export type OrganizationPlan = (typeof ORGANIZATION_PLANS)[number];
+
+/** The access-related fields of a `team` entity's state. */
+export interface TeamAccessState {
+  name?: string | null;
+  organization: string | null;
+  state: TeamStateValue;
+  legalSetupDone: boolean;
+  sensitiveSector: boolean;
+  livemode: boolean;
+}
+
+/** The state of an `organization` entity. */
+export interface OrganizationState {
+  name: string;
+  plan: OrganizationPlan;
+  apiAgreed: boolean;
+}
+
+/** Request-time refusal of a team, in the order the checks run (docs/auth.md). */
+export type TeamRefusal = 'plan_not_entitled' | 'team_state_restricted' | 'sector_restricted';
+
+/** Meta key of the operator's "this team holds data" override. */
+export const holdsDataMetaKey = (team: string): string => `holds_data:${team}`;
+
+/** An organization's plan includes the API, or API access was agreed. A team outside any organization is
+ * billed on its own and has no organization plan to check: its `billing_only` / `api_paused` states cover it. */
+export function planEntitled(org: OrganizationState | undefined, team: TeamAccessState): boolean {
+  if (team.organization === null) return true;
+  if (!org) return false;
+  return org.plan === 'api_included' || org.apiAgreed;
+}
+
+/** What refuses a team at request time, or null. Legal setup not completed reads as a restricted state. */
+export function teamRefusal(team: TeamAccessState, org: OrganizationState | undefined): TeamRefusal | null {
+  if (!planEntitled(org, team)) return 'plan_not_entitled';
+  if (team.state !== 'active' || !team.legalSetupDone) return 'team_state_restricted';
+  if (team.sensitiveSector) return 'sector_restricted';
+  return null;
+}
+
+/** A team holds data when it has at least one lead or client record, or the operator said so. */
+export async function teamHoldsData(store: Store, team: string): Promise<boolean> {
+  if ((await store.getMeta(holdsDataMetaKey(team))) === 'yes') return true;
+  const rows = await store.listRecords({ team, kind: 'lead', after: 0, limit: 1 });
+  return rows.length > 0;
+}

@@ -1,0 +1,73 @@
+import type { Clock } from '../../clock.js';
+import type { Limits } from '../../config.js';
+import type { CounterStore } from './counters.js';
+
+// Failed-authentication lockout: `authFailuresPerIp` failures from one address in a minute, or
+// `authFailuresPerKey` with one key id, lock that address or key for `authLockSeconds`. The lock fires at
+// the failure that reaches the number; its expiry runs on the injected clock.
+
+type LimitsUsed = Pick<Limits, 'authFailuresPerIp' | 'authFailuresPerKey' | 'authLockSeconds'>;
+
+export class AuthLockout {
+  private readonly ipFailures;
+  private readonly keyFailures;
+  private readonly ipLocks;
+  private readonly keyLocks;
+
+  constructor(
+    counters: CounterStore,
+    private readonly limits: LimitsUsed,
+    private readonly clock: Clock,
+  ) {
+    this.ipFailures = counters.counter('authfail:ip', limits.authFailuresPerIp, 60);
+    this.keyFailures = counters.counter('authfail:key', limits.authFailuresPerKey, 60);
+    this.ipLocks = counters.locks('auth:ip');
+    this.keyLocks = counters.locks('auth:key');
+  }
+
+  /** Seconds a locked address or key is told to wait: always the full lock length (spec rule 1). */
+  get retryAfter(): number {
+    return this.limits.authLockSeconds;
+  }
+
+  async ipLocked(ip: string): Promise<boolean> {
+    return this.isLocked(await this.ipLocks.lockedUntil(ip));
+  }
+
+  async keyLocked(keyId: string): Promise<boolean> {
+    return this.isLocked(await this.keyLocks.lockedUntil(keyId));
+  }
+
+  /** Counts one failure from `ip` (and against `keyId` when the key id exists) and locks at the threshold. */
+  async recordFailure(ip: string, keyId?: string): Promise<void> {
+    await this.count(this.ipFailures, this.ipLocks, ip, this.limits.authFailuresPerIp);
+    if (keyId !== undefined) await this.count(this.keyFailures, this.keyLocks, keyId, this.limits.authFailuresPerKey);
+  }
+
+  /** Failures counted in the current minute with this key id, and whether it is locked (for `admin usage`). */
+  async keyStatus(keyId: string): Promise<{ failures: number; lockedUntil: string | null }> {
+    const until = await this.keyLocks.lockedUntil(keyId);
+    return {
+      failures: await this.keyFailures.peek(keyId),
+      lockedUntil: this.isLocked(until) ? new Date(until!).toISOString() : null,
+    };
+  }
+
+  private isLocked(until: number | null): boolean {
+    return until !== null && this.clock.now() < until;
+  }
+
+  private async count(
+    failures: ReturnType<CounterStore['counter']>,
+    locks: ReturnType<CounterStore['locks']>,
+    key: string,
+    threshold: number,
+  ): Promise<void> {
+    const { consumed } = await failures.add(key, 1);
+    if (consumed < threshold) return;
+    const lockMs = this.limits.authLockSeconds * 1000;
+    await locks.lock(key, this.clock.now() + lockMs, lockMs);
+    // The lock replaces the count: once it ends, the address or key starts from zero.
+    await failures.reset(key);
+  }
+}

@@ -1,0 +1,32 @@
+import type { Clock } from '../../clock.js';
+import type { Limits } from '../../config.js';
+import type { CounterStore } from './counters.js';
+
+// The firewall's budget: more than `firewallRequestsPerMinute` requests a minute from one address without a
+// well-formed key block that address (every request, plain 429) for `firewallLockSeconds`.
+
+export class FirewallBudget {
+  private readonly requests;
+  private readonly blocks;
+
+  constructor(
+    counters: CounterStore,
+    private readonly limits: Pick<Limits, 'firewallRequestsPerMinute' | 'firewallLockSeconds'>,
+    private readonly clock: Clock,
+  ) {
+    this.requests = counters.counter('firewall', limits.firewallRequestsPerMinute, 60);
+    this.blocks = counters.locks('firewall');
+  }
+
+  async blocked(ip: string, hasWellFormedKey: boolean): Promise<boolean> {
+    const until = await this.blocks.lockedUntil(ip);
+    if (until !== null && this.clock.now() < until) return true;
+    if (hasWellFormedKey) return false;
+    const { consumed } = await this.requests.add(ip, 1);
+    if (consumed <= this.limits.firewallRequestsPerMinute) return false;
+    const lockMs = this.limits.firewallLockSeconds * 1000;
+    await this.blocks.lock(ip, this.clock.now() + lockMs, lockMs);
+    await this.requests.reset(ip);
+    return true;
+  }
+}

@@ -1,0 +1,134 @@
+import type { Command } from 'commander';
+import { AdminError } from '../access/admin-error.js';
+import {
+  ALLOWLIST_ACTIONS,
+  changeAllowlist,
+  createIntegration,
+  type IntegrationSummary,
+  listIntegrations,
+  revokeIntegration,
+} from '../access/integrations.js';
+import { endOldKey, GRACE_PERIODS, type GracePeriod, rollKey } from '../access/keys.js';
+import { systemClock } from '../clock.js';
+import { type CommonOptions, common, type OpenStore, run, table } from './admin-run.js';
+import { registerUsageCommand } from './admin-usage.js';
+
+// `crm-export admin integrations ...`. Only `create` and `roll` print a key (field `key` with --json).
+
+const keyNotice = 'Store this key now: it is shown only once.';
+
+function integrationLines(list: readonly IntegrationSummary[]): string {
+  return table(
+    list.map((i) => [
+      i.id,
+      i.name,
+      i.status,
+      i.teams.join(','),
+      i.allowlist.length ? `allowlist ${i.allowlist.join(',')}` : 'any address',
+      i.keys
+        .map((k) => `${k.id}…${k.last4}:${k.status}${k.graceEndsAt && k.status === 'grace' ? `→${k.graceEndsAt}` : ''}`)
+        .join(' '),
+    ]),
+  );
+}
+
+export function registerIntegrationCommands(admin: Command, open: OpenStore): void {
+  const integrations = admin.command('integrations').description('integrations and their keys');
+
+  common(integrations.command('create').description('create an integration and print its first key'))
+    .requiredOption('--teams <ids>', 'team ids, comma separated (teams of one organization)')
+    .requiredOption('--name <name>', 'name shown by /me')
+    .option('--allowlist <entries>', 'IPv4 addresses or CIDR ranges, comma separated')
+    .action((o: CommonOptions & { teams: string; name: string; allowlist?: string }) =>
+      run(
+        open,
+        o,
+        async (store) => {
+          const { integration, key } = await createIntegration(store, systemClock, {
+            teams: splitList(o.teams),
+            name: o.name,
+            allowlist: o.allowlist ? splitList(o.allowlist) : [],
+          });
+          return { integration, key };
+        },
+        ({ integration, key }) => `${integrationLines([integration])}\nkey: ${key}\n${keyNotice}`,
+      ),
+    );
+
+  common(integrations.command('list').description('list integrations (never a key)'))
+    .option('--parent <id>', 'only those of this organization (or team outside one)')
+    .action((o: CommonOptions & { parent?: string }) =>
+      run(open, o, (store) => listIntegrations(store, systemClock, o.parent), integrationLines),
+    );
+
+  common(integrations.command('roll <id>').description('roll the key: the old one keeps working during its grace'))
+    .option('--grace <period>', `grace of the old key: ${GRACE_PERIODS.join(', ')}`, '24h')
+    .option('--compromised', 'the old key leaked: revoke it now instead')
+    .action((id: string, o: CommonOptions & { grace: string; compromised?: boolean }) =>
+      run(
+        open,
+        o,
+        async (store) => {
+          if (!GRACE_PERIODS.includes(o.grace as GracePeriod)) {
+            throw new AdminError('invalid_argument', `--grace must be one of ${GRACE_PERIODS.join(', ')}`);
+          }
+          const rolled = await rollKey(store, systemClock, id, {
+            grace: o.grace as GracePeriod,
+            compromised: o.compromised ?? false,
+          });
+          return { integration: id, ...rolled };
+        },
+        (r) =>
+          `key: ${r.key}\n${keyNotice}\nold key ${r.oldKeyId ?? '(none)'}: ${
+            r.graceEndsAt ? `works until ${r.graceEndsAt}` : 'revoked'
+          }`,
+      ),
+    );
+
+  common(integrations.command('end-old-key <id>').description('end the grace period of the old key now')).action(
+    (id: string, o: CommonOptions) =>
+      run(
+        open,
+        o,
+        (store) => endOldKey(store, systemClock, id),
+        (r) => `revoked ${r.revoked.join(', ')}`,
+      ),
+  );
+
+  common(
+    integrations.command('revoke <id>').description('revoke the integration and all its keys (irreversible)'),
+  ).action((id: string, o: CommonOptions) =>
+    run(
+      open,
+      o,
+      (store) => revokeIntegration(store, systemClock, id),
+      (i) => `${integrationLines([i])}\nrevoked: running servers refuse its keys within 5 seconds`,
+    ),
+  );
+
+  const allowlist = integrations.command('allowlist').description('IP allowlist (empty: any address)');
+  for (const action of ALLOWLIST_ACTIONS) {
+    common(
+      allowlist.command(`${action} <id> [entries...]`).description(`${action} IPv4 addresses or CIDR ranges`),
+    ).action((id: string, entries: string[], o: CommonOptions) =>
+      run(
+        open,
+        o,
+        async (store) => ({
+          integration: id,
+          allowlist: await changeAllowlist(store, id, action, entries.flatMap(splitList)),
+        }),
+        (r) => (r.allowlist.length ? r.allowlist.join('\n') : '(empty: any address)'),
+      ),
+    );
+  }
+
+  registerUsageCommand(integrations, open);
+}
+
+function splitList(value: string): string[] {
+  return value
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+}
