@@ -6,7 +6,9 @@ import { ID_PREFIXES, type IdPrefixed } from './enums.js';
  * as null (never "" or 0) and validation is cheaper.
  */
 export function Nullable<T extends TSchema>(schema: T) {
-  const s = schema as unknown as Record<string, unknown>;
+  // A nullable copy of a named schema is a different schema: drop `$id` so references to the
+  // name (OpenAPI components) never lose the null.
+  const { $id: _name, ...s } = schema as unknown as Record<string, unknown>;
   if (Array.isArray(s.enum)) {
     return Type.Unsafe<Static<T> | null>({ ...s, type: ['string', 'null'], enum: [...s.enum, null] });
   }

@@ -1,0 +1,113 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  FastifyRequest,
+  RawReplyDefaultExpression,
+  RawRequestDefaultExpression,
+  RawServerDefault,
+} from 'fastify';
+import type { AccessControl, Principal, RateClass } from '../access/access-control.js';
+import type { Clock } from '../clock.js';
+import type { Limits } from '../config.js';
+import { ApiError } from '../errors/catalogue.js';
+import type { Scope } from '../schemas/enums.js';
+import type { Store } from '../store/store.js';
+import type { CursorCodec } from './cursor.js';
+
+/** What every route module gets. */
+export interface HttpDeps {
+  store: Store;
+  access: AccessControl;
+  clock: Clock;
+  limits: Limits;
+  cursors: CursorCodec;
+  release: string;
+}
+
+export type App = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
+
+/** Per-route access requirements, read by the access hook. */
+export interface EndpointConfig {
+  /** Name passed to `checkSwitches` (`capability_disabled`). */
+  endpoint: string;
+  /** False only for /health. */
+  auth: boolean;
+  /** The scope the key needs; null for /me. */
+  scope: Scope | null;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    endpoint?: EndpointConfig;
+  }
+  interface FastifyRequest {
+    principal: Principal | null;
+  }
+}
+
+/** The authenticated principal; the access hook has set it for every route with `auth`. */
+export function principalOf(request: FastifyRequest): Principal {
+  if (!request.principal) throw new Error('route without authentication asked for a principal');
+  return request.principal;
+}
+
+const TEAM_ID = /^team_[0-9A-Za-z]+$/;
+
+/**
+ * The team a team-scoped request reads (spec, Shared parameters: Service-Team). A repeated header
+ * arrives joined with ", " and so fails the pattern like any malformed value.
+ */
+export function headerTeam(request: FastifyRequest, principal: Principal): string {
+  const raw = request.headers['service-team'];
+  if (raw === undefined) {
+    if (principal.teams.length === 1) return principal.teams[0] as string;
+    if (principal.teams.length === 0) throw new ApiError('team_not_accessible');
+    throw new ApiError('team_required');
+  }
+  if (typeof raw !== 'string' || !TEAM_ID.test(raw)) throw new ApiError('invalid_request', 'Service-Team');
+  if (!principal.teams.includes(raw)) throw new ApiError('team_not_accessible');
+  return raw;
+}
+
+/** A handler's answer: the JSON text and how many items it returned (for the quota). */
+export interface Answer {
+  json: string;
+  items: number;
+}
+
+/**
+ * Reserves before the work and settles after it; a failed request gives the whole reservation back
+ * and counts nothing toward the quota.
+ */
+export async function withReservation(
+  access: AccessControl,
+  principal: Principal,
+  rateClass: RateClass,
+  items: number,
+  countsTowardQuota: boolean,
+  work: () => Promise<Answer>,
+): Promise<string> {
+  const reservation = await access.reserve(principal, rateClass, items, countsTowardQuota);
+  let answer: Answer;
+  try {
+    answer = await work();
+  } catch (error) {
+    await reservation.settle(0);
+    throw error;
+  }
+  await reservation.settle(answer.items);
+  return answer.json;
+}
+
+/** `{"object":"list",...}` concatenated from stored JSON; `nextCursor` is base64url, so it needs no escaping. */
+export function listJson(items: readonly string[], hasMore: boolean, nextCursor: string | null): string {
+  const cursor = nextCursor === null ? 'null' : `"${nextCursor}"`;
+  return `{"object":"list","data":[${items.join(',')}],"has_more":${hasMore},"next_cursor":${cursor}}`;
+}

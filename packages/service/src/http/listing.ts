@@ -1,0 +1,63 @@
+import type { RecordKind } from '../schemas/enums.js';
+import type { ListFilter, PageRow, Store } from '../store/store.js';
+import { ApiError } from '../errors/catalogue.js';
+
+// Reading stored JSON for the routes: keyset pages, whole never-paged lists, single records.
+
+/** Items a never-paged list sets aside up front; settled with the real count. */
+export const NEVER_PAGED_RESERVATION = 100;
+const WHOLE_LIST_BATCH = 1000;
+
+export interface Page {
+  rows: PageRow[];
+  hasMore: boolean;
+}
+
+/** One keyset page: asks one row more than `limit` to know whether another page follows. */
+export async function readPage(
+  store: Store,
+  team: string,
+  kind: RecordKind,
+  filter: ListFilter | undefined,
+  after: number,
+  limit: number,
+): Promise<Page> {
+  const rows = await store.listRecords({ team, kind, ...(filter ? { filter } : {}), after, limit: limit + 1 });
+  const hasMore = rows.length > limit;
+  if (hasMore) rows.length = limit;
+  return { rows, hasMore };
+}
+
+/** Every live record of a kind in a team, for the lists that are never paged. */
+export async function readAll(store: Store, team: string, kind: RecordKind): Promise<string[]> {
+  const out: string[] = [];
+  let after = 0;
+  for (;;) {
+    const rows = await store.listRecords({ team, kind, after, limit: WHOLE_LIST_BATCH });
+    for (const row of rows) out.push(row.json);
+    const last = rows[rows.length - 1];
+    if (rows.length < WHOLE_LIST_BATCH || !last) return out;
+    after = last.seq;
+  }
+}
+
+/** A live record the key may read, or `404 resource_missing` (absent, removed or another team's). */
+export async function readableRecord(
+  store: Store,
+  kind: RecordKind,
+  id: string,
+  teams: readonly string[],
+): Promise<{ team: string; json: string }> {
+  const record = await store.getRecord(kind, id);
+  if (!record || record.json === null || record.removed !== null || !teams.includes(record.team)) {
+    throw new ApiError('resource_missing');
+  }
+  return { team: record.team, json: record.json };
+}
+
+/** The record's own id from its stored JSON (the first `"id"` key of a record is its own). */
+export function idOf(json: string): string {
+  const start = json.indexOf('"id":"');
+  if (start < 0) return '';
+  return json.slice(start + 6, json.indexOf('"', start + 6));
+}

@@ -1,0 +1,163 @@
+import { parsePhoneNumberFromString } from 'libphonenumber-js';
+import { ApiError } from '../../errors/catalogue.js';
+import { LeadsQuery, NoQuery, PageQuery, PathId, SearchBody } from '../../schemas/params.js';
+import { Activity, Lead, LeadDetail } from '../../schemas/records.js';
+import type { App, HttpDeps } from '../context.js';
+import { headerTeam, listJson, principalOf, withReservation } from '../context.js';
+import { type CursorScope, decodeListCursor, encodeListCursor } from '../cursor.js';
+import { readableRecord, readPage } from '../listing.js';
+import { listOf, responses, secured } from '../openapi.js';
+import { strictValidatorCompiler } from '../strict-validator.js';
+import { registerPagedList, singleFilter } from './paged-list.js';
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+const DEFAULT_LIMIT = 25;
+const LEAD_FILTERS = ['board', 'stage', 'status'] as const;
+
+/** GET /v1/leads, /v1/leads/{id}, /v1/leads/{id}/activities and POST /v1/leads/search. */
+export function registerLeadRoutes(app: App, deps: HttpDeps): void {
+  const { store, access, cursors } = deps;
+
+  registerPagedList(app, deps, {
+    url: '/v1/leads',
+    endpoint: 'leads.list',
+    kind: 'lead',
+    scope: 'crm:read',
+    item: Lead,
+    listId: 'LeadList',
+    summary: 'Leads and clients of the team; at most one of board, stage, status',
+    querystring: LeadsQuery,
+    filterOf: (query) => {
+      const by = singleFilter(query, LEAD_FILTERS) as (typeof LEAD_FILTERS)[number] | undefined;
+      return by ? { by, value: query[by] as string } : undefined;
+    },
+  });
+
+  app.get(
+    '/v1/leads/:id',
+    {
+      config: { endpoint: { endpoint: 'leads.get', auth: true, scope: 'crm:read' } },
+      schema: {
+        summary: 'One lead with its attribution and response facets',
+        params: PathId('lead'),
+        querystring: NoQuery,
+        response: responses(LeadDetail),
+        ...secured(false),
+      },
+    },
+    async (request, reply) => {
+      const principal = principalOf(request);
+      const { id } = request.params;
+      const lead = await readableRecord(store, 'lead', id, principal.teams);
+      await access.checkTeam(principal, lead.team);
+      const json = await withReservation(access, principal, 'read', 1, false, async () => {
+        const [attribution, response] = await Promise.all([
+          store.getRecord('lead_attribution', id),
+          store.getRecord('lead_response', id),
+        ]);
+        // Splice the facets in before the lead's closing brace: no parse, no re-serialization.
+        const detail = `${lead.json.slice(0, -1)},"attribution":${attribution?.json ?? 'null'},"response":${response?.json ?? 'null'}}`;
+        return { json: detail, items: 0 };
+      });
+      return reply.header('content-type', JSON_TYPE).send(json);
+    },
+  );
+
+  app.get(
+    '/v1/leads/:id/activities',
+    {
+      config: { endpoint: { endpoint: 'leads.activities', auth: true, scope: 'crm:read' } },
+      schema: {
+        summary: 'Activities of one lead, oldest first',
+        params: PathId('lead'),
+        querystring: PageQuery,
+        response: responses(listOf(Activity, 'ActivityList')),
+        ...secured(false),
+      },
+    },
+    async (request, reply) => {
+      const principal = principalOf(request);
+      const { id } = request.params;
+      const lead = await readableRecord(store, 'lead', id, principal.teams);
+      await access.checkTeam(principal, lead.team);
+      const limit = request.query.limit ?? DEFAULT_LIMIT;
+      const scope: CursorScope = { endpoint: 'leads.activities', team: lead.team, filter: `lead=${id}` };
+      const after = request.query.cursor ? decodeListCursor(cursors, scope, request.query.cursor).seq : 0;
+      const json = await withReservation(access, principal, 'sync', limit, true, async () => {
+        const page = await readPage(store, lead.team, 'activity', { by: 'lead', value: id }, after, limit);
+        const last = page.rows[page.rows.length - 1];
+        const next = page.hasMore && last ? encodeListCursor(cursors, scope, { seq: last.seq, id: '' }) : null;
+        return {
+          json: listJson(
+            page.rows.map((r) => r.json),
+            page.hasMore,
+            next,
+          ),
+          items: page.rows.length,
+        };
+      });
+      return reply.header('content-type', JSON_TYPE).send(json);
+    },
+  );
+
+  app.post(
+    '/v1/leads/search',
+    {
+      config: { endpoint: { endpoint: 'leads.search', auth: true, scope: 'crm:read' } },
+      validatorCompiler: strictValidatorCompiler,
+      schema: {
+        summary: 'Leads matching an email (case-insensitive) or an E.164 phone; either matches',
+        querystring: NoQuery,
+        body: SearchBody,
+        response: responses(listOf(Lead, 'LeadSearchList')),
+        ...secured(true),
+      },
+    },
+    async (request, reply) => {
+      const principal = principalOf(request);
+      const body = request.body;
+      if (body.email === undefined && body.phone === undefined) throw new ApiError('invalid_request', 'email');
+      const team = headerTeam(request, principal);
+      await access.checkTeam(principal, team);
+      const email = body.email?.trim().toLowerCase() || undefined;
+      const phone = body.phone === undefined ? undefined : normalisePhone(body.phone);
+      const limit = body.limit ?? DEFAULT_LIMIT;
+      const scope: CursorScope = {
+        endpoint: 'leads.search',
+        team,
+        filter: `email=${email ?? ''}\u0000phone=${phone ?? ''}`,
+      };
+      const after = body.cursor ? decodeListCursor(cursors, scope, body.cursor).seq : 0;
+      const json = await withReservation(access, principal, 'sync', limit, false, async () => {
+        // A phone that does not validate matches nothing; with an email too, the email still matches.
+        if (email === undefined && phone === undefined) return { json: listJson([], false, null), items: 0 };
+        const rows = await store.searchLeads({
+          team,
+          ...(email === undefined ? {} : { email }),
+          ...(phone === undefined ? {} : { phone }),
+          after,
+          limit: limit + 1,
+        });
+        const hasMore = rows.length > limit;
+        if (hasMore) rows.length = limit;
+        const last = rows[rows.length - 1];
+        const next = hasMore && last ? encodeListCursor(cursors, scope, { seq: last.seq, id: '' }) : null;
+        return {
+          json: listJson(
+            rows.map((r) => r.json),
+            hasMore,
+            next,
+          ),
+          items: rows.length,
+        };
+      });
+      return reply.header('content-type', JSON_TYPE).send(json);
+    },
+  );
+}
+
+/** E.164 when the number validates without a default country (as stored leads are), else undefined. */
+function normalisePhone(raw: string): string | undefined {
+  const parsed = parsePhoneNumberFromString(raw.trim());
+  return parsed?.isValid() ? parsed.number : undefined;
+}

@@ -1,0 +1,89 @@
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { createAccessControl } from '../../src/access/create-access-control.js';
+import { createIntegration } from '../../src/access/integrations.js';
+import { ManualClock } from '../../src/clock.js';
+import { DEFAULT_LIMITS, type Limits } from '../../src/config.js';
+import { buildApp } from '../../src/http/app.js';
+import type { Store } from '../../src/store/store.js';
+import { seedOrganization, seedTeam } from './fixtures.js';
+
+// The real access control behind the real HTTP app, on a store with two teams of one organization, one
+// team outside any, and their team records; `inject` sends a request with a key and an address.
+
+export interface AccessHarness {
+  app: FastifyInstance;
+  store: Store;
+  clock: ManualClock;
+  /** `Bearer crmx_live_...` of an integration reading team_a1 and team_a2. */
+  key: string;
+  integrationId: string;
+  inject(
+    url: string,
+    options?: { key?: string | undefined; ip?: string; headers?: Record<string, string> },
+  ): Promise<LightMyRequestResponse>;
+  /** Rebuilds access control and app with other limits (same store and clock). */
+  rebuild(limits: Partial<Limits>): Promise<void>;
+}
+
+export async function putTeamRecord(store: Store, id: string): Promise<void> {
+  const json = JSON.stringify({
+    id,
+    object: 'team',
+    livemode: true,
+    name: `Team ${id}`,
+    timezone: 'Europe/Berlin',
+    default_country: 'DE',
+  });
+  await store.write((tx) =>
+    tx.putRecord({
+      kind: 'team',
+      id,
+      team: id,
+      lead: null,
+      board: null,
+      stage: null,
+      status: null,
+      email: null,
+      phone: null,
+      version: 1,
+      updatedAt: '2026-01-15T08:00:00.000Z',
+      json,
+    }),
+  );
+}
+
+export async function accessHarness(store: Store, limits: Partial<Limits> = {}): Promise<AccessHarness> {
+  const clock = new ManualClock(Date.parse('2026-01-15T12:00:00.000Z'));
+  await seedOrganization(store, 'org_a');
+  await seedOrganization(store, 'org_b');
+  for (const [id, organization] of [
+    ['team_a1', 'org_a'],
+    ['team_a2', 'org_a'],
+    ['team_solo', null],
+  ] as const) {
+    await seedTeam(store, id, { organization });
+    await putTeamRecord(store, id);
+  }
+  const created = await createIntegration(store, clock, { teams: ['team_a1', 'team_a2'], name: 'Warehouse' });
+  const harness: AccessHarness = {
+    app: undefined as unknown as FastifyInstance,
+    store,
+    clock,
+    key: `Bearer ${created.key}`,
+    integrationId: created.integration.id,
+    inject(url, options = {}) {
+      const headers: Record<string, string> = { ...options.headers };
+      const key = 'key' in options ? options.key : harness.key;
+      if (key !== undefined) headers.authorization = key;
+      return harness.app.inject({ method: 'GET', url, headers, remoteAddress: options.ip ?? '192.0.2.10' });
+    },
+    async rebuild(over) {
+      const all = { ...DEFAULT_LIMITS, ...over };
+      if (harness.app) await harness.app.close();
+      harness.app = buildApp({ store, clock, limits: all, access: createAccessControl({ store, clock, limits: all }) });
+      await harness.app.ready();
+    },
+  };
+  await harness.rebuild(limits);
+  return harness;
+}

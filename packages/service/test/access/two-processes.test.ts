@@ -1,0 +1,108 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createIntegration, revokeIntegration } from '../../src/access/integrations.js';
+import { systemClock } from '../../src/clock.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { seedTeam } from './fixtures.js';
+import { putTeamRecord } from './http-harness.js';
+
+// Two real API processes sharing one database and one Redis: one rate limit, one lockout, and a revoke
+// refused by the other process within 5 seconds. Needs REDIS_URL.
+
+const REDIS_URL = process.env.REDIS_URL;
+const here = fileURLToPath(new URL('.', import.meta.url));
+
+function startApi(dbPath: string, prefix: string): Promise<{ child: ChildProcess; base: string }> {
+  const limits = JSON.stringify({ itemsPerMinute: 100 });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(here, 'api-process.ts'), dbPath, REDIS_URL as string, prefix, limits],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const port = /port=(\d+)/.exec(out)?.[1];
+      if (port) resolve({ child, base: `http://127.0.0.1:${port}/v1` });
+    });
+    child.once('exit', (code) => reject(new Error(`API process exited with ${code}`)));
+  });
+}
+
+describe.skipIf(!REDIS_URL)(`two API processes sharing Redis${REDIS_URL ? '' : ' (skipped: set REDIS_URL)'}`, () => {
+  const dir = mkdtempSync(join(tmpdir(), 'crmx-two-'));
+  const dbPath = join(dir, 'db.sqlite');
+  const prefix = `crmx-test-two-${process.pid}-${Date.now()}`;
+  let a: { child: ChildProcess; base: string };
+  let b: { child: ChildProcess; base: string };
+  let key: string;
+  let integrationId: string;
+  let store: SqliteStore;
+
+  beforeAll(async () => {
+    store = new SqliteStore({ path: dbPath });
+    await store.migrate();
+    await seedTeam(store, 'team_solo');
+    await putTeamRecord(store, 'team_solo');
+    const created = await createIntegration(store, systemClock, { teams: ['team_solo'], name: 'Two' });
+    key = created.key;
+    integrationId = created.integration.id;
+    [a, b] = await Promise.all([startApi(dbPath, prefix), startApi(dbPath, prefix)]);
+  }, 60_000);
+
+  afterAll(async () => {
+    for (const p of [a, b]) p?.child.kill('SIGTERM');
+    await store?.close();
+    const redis = new Redis(REDIS_URL as string);
+    const leftovers = await redis.keys(`${prefix}*`);
+    if (leftovers.length) await redis.del(...leftovers);
+    redis.disconnect();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const get = (base: string, path: string, k = key) =>
+    fetch(`${base}${path}`, { headers: { authorization: `Bearer ${k}` } });
+
+  it('one rate limit: a list on one process leaves the other without room for a full reservation', async () => {
+    const listed = await get(a.base, '/teams');
+    expect(listed.status).toBe(200);
+    expect(((await listed.json()) as { data: unknown[] }).data).toHaveLength(1);
+    const refused = await get(b.base, '/teams');
+    expect(refused.status).toBe(429);
+    expect(((await refused.json()) as { code: string }).code).toBe('rate_limited');
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+  });
+
+  it('one lockout: 20 wrong secrets split between the processes lock the key in both', async () => {
+    const wrong = `${key.slice(0, -4)}${key.endsWith('AAAA') ? 'BBBB' : 'AAAA'}`;
+    for (let i = 1; i <= 20; i++) expect((await get(i % 2 ? a.base : b.base, '/me', wrong)).status).toBe(401);
+    for (const p of [a, b]) {
+      const locked = await get(p.base, '/me', wrong);
+      expect(locked.status).toBe(429);
+      expect(locked.headers.get('retry-after')).toBe('600');
+    }
+    expect((await get(b.base, '/me')).status).toBe(200);
+  });
+
+  it('a revoke made elsewhere is refused by both processes within 5 seconds', async () => {
+    expect((await get(a.base, '/me')).status).toBe(200);
+    expect((await get(b.base, '/me')).status).toBe(200);
+    await revokeIntegration(store, systemClock, integrationId);
+    const start = Date.now();
+    const stopped = { a: 0, b: 0 };
+    while ((!stopped.a || !stopped.b) && Date.now() - start < 8000) {
+      if (!stopped.a && (await get(a.base, '/me')).status === 401) stopped.a = Date.now() - start;
+      if (!stopped.b && (await get(b.base, '/me')).status === 401) stopped.b = Date.now() - start;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(stopped.a).toBeGreaterThan(0);
+    expect(stopped.b).toBeGreaterThan(0);
+    expect(Math.max(stopped.a, stopped.b)).toBeLessThanOrEqual(5000);
+  }, 15_000);
+});
