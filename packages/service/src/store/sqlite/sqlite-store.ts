@@ -32,6 +32,18 @@ type Stmt = Database.Statement<unknown[], Row>;
 const FILTER_COLUMNS = { board: 'board', stage: 'stage', status: 'status', lead: 'lead' } as const;
 
 /**
+ * better-sqlite3 12 aborts the process on Node 24 when a Database or Statement is garbage-collected
+ * outside a Node context (upstream WiseLibs/better-sqlite3#1515; v13 fixes it but needs Node 22).
+ * Handles are therefore kept referenced for the life of the process, closed but never collected.
+ * A server opens one store, so this only adds up in test runs that open hundreds.
+ */
+const retainedHandles = new Set<unknown>();
+function retain<T>(handle: T): T {
+  retainedHandles.add(handle);
+  return handle;
+}
+
+/**
  * SQLite backend. One writer connection (SQLite has one writer at a time, so writes queue on a
  * mutex) and one reader connection: in WAL mode the reader never sees a write transaction that is
  * still open while its async body awaits. Hot statements are prepared once and run on
@@ -52,15 +64,15 @@ export class SqliteStore implements Store {
     this.temporary = options.path === ':memory:';
     this.path = this.temporary ? join(tmpdir(), `crm-export-${process.pid}-${base62(10)}.db`) : options.path;
     mkdirSync(dirname(this.path), { recursive: true });
-    this.writer = new Database(this.path);
-    this.writer.pragma('journal_mode = WAL');
-    this.writer.pragma('synchronous = NORMAL');
-    this.writer.pragma('busy_timeout = 5000');
-    this.writer.pragma('foreign_keys = ON');
+    this.writer = retain(new Database(this.path));
+    this.writer.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON');
   }
 
   async migrate(): Promise<void> {
-    const db = new Kysely<unknown>({ dialect: new SqliteDialect({ database: this.writer }) });
+    // Kysely prepares a statement per query; route them through `retain` (see above).
+    const writer = this.writer;
+    const database = { close: () => undefined, prepare: (sql: string) => retain(writer.prepare(sql)) };
+    const db = new Kysely<unknown>({ dialect: new SqliteDialect({ database }) });
     const provider: MigrationProvider = { getMigrations: async () => SQLITE_MIGRATIONS };
     const { error } = await new Migrator({ db, provider }).migrateToLatest();
     // Not db.destroy(): that would close the shared writer connection.
@@ -69,8 +81,8 @@ export class SqliteStore implements Store {
 
   private readDb(): Database.Database {
     if (!this.reader) {
-      this.reader = new Database(this.path, { readonly: true, fileMustExist: true });
-      this.reader.pragma('busy_timeout = 5000');
+      this.reader = retain(new Database(this.path, { readonly: true, fileMustExist: true }));
+      this.reader.exec('PRAGMA busy_timeout = 5000');
     }
     return this.reader;
   }
@@ -78,7 +90,7 @@ export class SqliteStore implements Store {
   private w(sql: string): Stmt {
     let s = this.writerStmts.get(sql);
     if (!s) {
-      s = this.writer.prepare(sql) as Stmt;
+      s = retain(this.writer.prepare(sql)) as Stmt;
       this.writerStmts.set(sql, s);
     }
     return s;
@@ -87,7 +99,7 @@ export class SqliteStore implements Store {
   private r(sql: string): Stmt {
     let s = this.readerStmts.get(sql);
     if (!s) {
-      s = this.readDb().prepare(sql) as Stmt;
+      s = retain(this.readDb().prepare(sql)) as Stmt;
       this.readerStmts.set(sql, s);
     }
     return s;
