@@ -1,0 +1,27 @@
+// Adds up the vitest JSON reports of every run and prints the line the CI harness reads.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const dir = process.argv[2];
+const runs = ['node20', 'node24'];
+let passed = 0;
+let failed = 0;
+let skipped = 0;
+for (const run of runs) {
+  const file = join(dir, `${run}.json`);
+  if (!existsSync(file)) {
+    console.log(`${run}: no report (the run did not complete)`);
+    failed += 1;
+    continue;
+  }
+  const r = JSON.parse(readFileSync(file, 'utf8'));
+  const runSkipped = r.numPendingTests + r.numTodoTests;
+  // A suite that failed to load counts as a failure even when no test inside it ran.
+  const brokenSuites = r.testResults.filter((t) => t.status === 'failed' && t.assertionResults.length === 0).length;
+  console.log(`${run}: ${r.numPassedTests} passed, ${r.numFailedTests + brokenSuites} failed, ${runSkipped} skipped`);
+  passed += r.numPassedTests;
+  failed += r.numFailedTests + brokenSuites;
+  skipped += runSkipped;
+}
+console.log(`tests: ${passed} passed, ${failed} failed, ${skipped} skipped`);
+process.exit(failed > 0 ? 1 : 0);
