@@ -1,0 +1,71 @@
+import { type Kysely, type Migration, sql } from 'kysely';
+
+// Versioned schema of the PostgreSQL backend: the SQLite schema (../sqlite/migrations.ts) expressed for
+// PostgreSQL, applied in order by Kysely's migrator on every start. Unqualified names: the store sets
+// `search_path` to its schema on every connection. Stored JSON (`state`, `json`, `body`) stays `text`:
+// the API sends it as stored, and `jsonb` would re-serialize it (key order, spacing) on every read.
+
+const v1: Migration = {
+  async up(db: Kysely<unknown>) {
+    await sql`CREATE TABLE entities (
+      ord bigserial PRIMARY KEY,
+      kind text NOT NULL,
+      id text NOT NULL,
+      team text,
+      parent text,
+      state text NOT NULL,
+      UNIQUE (kind, id)
+    )`.execute(db);
+    await sql`CREATE INDEX entities_team ON entities (kind, team, ord)`.execute(db);
+    await sql`CREATE INDEX entities_parent ON entities (kind, parent, ord)`.execute(db);
+
+    await sql`CREATE TABLE records (
+      seq bigserial PRIMARY KEY,
+      kind text NOT NULL,
+      id text NOT NULL,
+      team text NOT NULL,
+      lead text,
+      board text,
+      stage text,
+      status text,
+      email text,
+      phone text,
+      version integer NOT NULL,
+      updated_at text NOT NULL,
+      json text,
+      removed text,
+      UNIQUE (kind, id)
+    )`.execute(db);
+    // Partial indexes over live rows only: every list is a keyset walk over one of these.
+    await sql`CREATE INDEX records_team ON records (team, kind, seq) WHERE removed IS NULL`.execute(db);
+    await sql`CREATE INDEX records_board ON records (team, kind, board, seq) WHERE removed IS NULL`.execute(db);
+    await sql`CREATE INDEX records_stage ON records (team, kind, stage, seq) WHERE removed IS NULL`.execute(db);
+    await sql`CREATE INDEX records_status ON records (team, kind, status, seq) WHERE removed IS NULL`.execute(db);
+    await sql`CREATE INDEX records_lead ON records (team, kind, lead, seq) WHERE removed IS NULL`.execute(db);
+    await sql`CREATE INDEX records_email ON records (team, email) WHERE removed IS NULL AND email IS NOT NULL`.execute(
+      db,
+    );
+    await sql`CREATE INDEX records_phone ON records (team, phone) WHERE removed IS NULL AND phone IS NOT NULL`.execute(
+      db,
+    );
+
+    await sql`CREATE TABLE feed (
+      team text NOT NULL,
+      pos bigint NOT NULL,
+      kind text NOT NULL,
+      id text NOT NULL,
+      version integer NOT NULL,
+      recorded_at bigint NOT NULL,
+      body text,
+      removed text,
+      PRIMARY KEY (team, pos)
+    )`.execute(db);
+    await sql`CREATE INDEX feed_record ON feed (kind, id, pos)`.execute(db);
+    await sql`CREATE INDEX feed_recorded ON feed (recorded_at)`.execute(db);
+    // One row per team: its row lock is what orders a team's feed by commit (docs/feed-order.md).
+    await sql`CREATE TABLE feed_heads (team text PRIMARY KEY, last_pos bigint NOT NULL)`.execute(db);
+    await sql`CREATE TABLE meta (key text PRIMARY KEY, value text NOT NULL)`.execute(db);
+  },
+};
+
+export const POSTGRES_MIGRATIONS: Record<string, Migration> = { '0001_initial': v1 };

@@ -1,0 +1,175 @@
+import { type Kysely, type RawBuilder, sql } from 'kysely';
+import type { FeedKind, RecordKind, RemovalReason } from '../../schemas/enums.js';
+import type { Entity, EntityKind, FeedEntry, RecordRow, WriteTx } from '../store.js';
+import { toEntity, toStored } from './rows.js';
+
+export type Db = Kysely<unknown>;
+export type Row = Record<string, unknown>;
+
+/** Namespaces of the advisory locks that guard keys a transaction read as absent. */
+const LOCK_SPACES = ['entity', 'record', 'meta'] as const;
+type LockSpace = (typeof LOCK_SPACES)[number];
+
+/** Another transaction holds what this one needs: roll back and run again (SQLSTATE 40001). */
+export class WriteConflict extends Error {
+  readonly code = '40001';
+  constructor() {
+    super('write conflict: another transaction is creating the same row');
+  }
+}
+
+export async function rows(db: Db, query: RawBuilder<unknown>): Promise<Row[]> {
+  return (await query.execute(db)).rows as Row[];
+}
+
+export function entitiesQuery(kind: EntityKind, by: { team?: string; parent?: string }, lock: boolean) {
+  const team = by.team !== undefined ? sql`AND team = ${by.team}` : sql``;
+  const parent = by.parent !== undefined ? sql`AND parent = ${by.parent}` : sql``;
+  const forUpdate = lock ? sql`FOR UPDATE` : sql``;
+  return sql`SELECT kind, id, team, parent, state FROM entities WHERE kind = ${kind} ${team} ${parent}
+    ORDER BY ord ${forUpdate}`;
+}
+
+export async function upsertMeta(db: Db, key: string, value: string): Promise<void> {
+  await sql`INSERT INTO meta (key, value) VALUES (${key}, ${value})
+    ON CONFLICT (key) DO UPDATE SET value = excluded.value`.execute(db);
+}
+
+/**
+ * The `WriteTx` of one READ COMMITTED transaction. SQLite has one writer, so a transaction's reads
+ * stay true until it commits; here every read locks what it read until the transaction ends:
+ * - a team's `feed_heads` row is its write lock, taken before the first row of that team is
+ *   locked, so writers of one team queue in one place (no deadlock between them) and `appendFeed`
+ *   increments a head this transaction already holds;
+ * - rows are read `FOR UPDATE` (a waiting reader then gets the committed new version);
+ * - a key read as absent gets an advisory lock, so two writers cannot both create it.
+ */
+export function postgresWriteTx(trx: Db, schema: string): WriteTx {
+  const lockedTeams = new Set<string>();
+
+  const lockTeam = async (team: string | null | undefined): Promise<void> => {
+    if (team == null || lockedTeams.has(team)) return;
+    // The no-op update locks the head row (creating it at 0 when the team has none yet).
+    await sql`INSERT INTO feed_heads AS h (team, last_pos) VALUES (${team}, 0)
+      ON CONFLICT (team) DO UPDATE SET last_pos = h.last_pos`.execute(trx);
+    lockedTeams.add(team);
+  };
+
+  /**
+   * Locks a key read as absent. Whoever holds it may be waiting for a team this transaction holds
+   * (it creates the row, then appends to the feed): holding a team, only try, and on failure roll
+   * back to run again, rather than wait for PostgreSQL to find the deadlock (deadlock_timeout, 1 s).
+   */
+  const lockKey = async (name: string): Promise<void> => {
+    if (lockedTeams.size === 0) {
+      await sql`SELECT pg_advisory_xact_lock(hashtextextended(${name}, 0))`.execute(trx);
+      return;
+    }
+    const [got] = await rows(trx, sql`SELECT pg_try_advisory_xact_lock(hashtextextended(${name}, 0)) AS ok`);
+    if (got?.ok !== true) throw new WriteConflict();
+  };
+
+  /**
+   * Reads one row and leaves it locked, its team first: before this transaction holds any team it
+   * peeks without a lock to learn the row's team and takes that, then locks the row (a read that
+   * waits for the row then sees its newest committed version). An absent row cannot be locked, so
+   * its key is, and the row is read again in a new statement (a new snapshot).
+   */
+  const lockedRow = async (space: LockSpace, key: string, query: (lock: boolean) => RawBuilder<unknown>) => {
+    const read = async (): Promise<Row | undefined> => {
+      if (space !== 'meta' && lockedTeams.size === 0) {
+        const [peek] = await rows(trx, query(false));
+        if (!peek) return undefined;
+        await lockTeam(peek.team as string | null);
+      }
+      const [row] = await rows(trx, query(true));
+      await lockTeam(row?.team as string | null | undefined);
+      return row;
+    };
+    const row = await read();
+    if (row) return row;
+    await lockKey(`${schema}:${space}:${key}`);
+    return read();
+  };
+
+  return {
+    getEntity: async <S>(kind: EntityKind, id: string) =>
+      toEntity<S>(
+        await lockedRow('entity', `${kind}:${id}`, (lock) =>
+          lock
+            ? sql`SELECT kind, id, team, parent, state FROM entities WHERE kind = ${kind} AND id = ${id} FOR UPDATE`
+            : sql`SELECT kind, id, team, parent, state FROM entities WHERE kind = ${kind} AND id = ${id}`,
+        ),
+      ),
+    findEntities: async <S>(kind: EntityKind, by: { team?: string; parent?: string }) => {
+      await lockTeam(by.team);
+      const found = await rows(trx, entitiesQuery(kind, by, true));
+      for (const r of found) await lockTeam(r.team as string | null);
+      return found.map((r) => toEntity<S>(r) as Entity<S>);
+    },
+    putEntity: async <S>(e: Entity<S>) => {
+      await lockTeam(e.team);
+      await sql`INSERT INTO entities (kind, id, team, parent, state)
+        VALUES (${e.kind}, ${e.id}, ${e.team}, ${e.parent}, ${JSON.stringify(e.state)})
+        ON CONFLICT (kind, id) DO UPDATE SET team = excluded.team, parent = excluded.parent, state = excluded.state`.execute(
+        trx,
+      );
+    },
+    deleteEntity: async (kind: EntityKind, id: string) => {
+      await sql`DELETE FROM entities WHERE kind = ${kind} AND id = ${id}`.execute(trx);
+    },
+    getRecord: async (kind: RecordKind, id: string) =>
+      toStored(
+        await lockedRow('record', `${kind}:${id}`, (lock) =>
+          lock
+            ? sql`SELECT seq, kind, id, team, version, json, removed FROM records WHERE kind = ${kind} AND id = ${id} FOR UPDATE`
+            : sql`SELECT seq, kind, id, team, version, json, removed FROM records WHERE kind = ${kind} AND id = ${id}`,
+        ),
+      ),
+    putRecord: async (r: RecordRow) => {
+      await lockTeam(r.team);
+      await sql`INSERT INTO records (kind, id, team, lead, board, stage, status, email, phone, version, updated_at, json, removed)
+        VALUES (${r.kind}, ${r.id}, ${r.team}, ${r.lead}, ${r.board}, ${r.stage}, ${r.status}, ${r.email}, ${r.phone},
+          ${r.version}, ${r.updatedAt}, ${r.json}, NULL)
+        ON CONFLICT (kind, id) DO UPDATE SET team = excluded.team, lead = excluded.lead, board = excluded.board,
+          stage = excluded.stage, status = excluded.status, email = excluded.email, phone = excluded.phone,
+          version = excluded.version, updated_at = excluded.updated_at, json = excluded.json, removed = NULL`.execute(
+        trx,
+      );
+    },
+    removeRecord: async (kind: RecordKind, id: string, reason: RemovalReason, version: number, at: string) => {
+      await sql`UPDATE records SET removed = ${reason}, version = ${version}, updated_at = ${at}, json = NULL,
+        email = NULL, phone = NULL WHERE kind = ${kind} AND id = ${id}`.execute(trx);
+    },
+    appendFeed: async (e: FeedEntry) => {
+      // The upsert locks the team's head row until this transaction ends (if it did not hold it
+      // already): a second writer to the team waits for that lock and so reads the incremented head
+      // only after this transaction committed or rolled back. Commit order = feed order.
+      const [entry] = await rows(
+        trx,
+        sql`WITH head AS (
+            INSERT INTO feed_heads AS h (team, last_pos) VALUES (${e.team}, 1)
+            ON CONFLICT (team) DO UPDATE SET last_pos = h.last_pos + 1 RETURNING last_pos)
+          INSERT INTO feed (team, pos, kind, id, version, recorded_at, body, removed)
+          SELECT ${e.team}, last_pos, ${e.kind}, ${e.id}, ${e.version}, ${e.recordedAt}, ${e.body}, ${e.removed} FROM head
+          RETURNING pos`,
+      );
+      lockedTeams.add(e.team);
+      return Number(entry?.pos);
+    },
+    purgeFeed: async (kind: FeedKind, id: string) => {
+      await sql`DELETE FROM feed WHERE kind = ${kind} AND id = ${id}`.execute(trx);
+    },
+    getMeta: async (key: string) => {
+      const row = await lockedRow('meta', key, (lock) =>
+        lock
+          ? sql`SELECT value FROM meta WHERE key = ${key} FOR UPDATE`
+          : sql`SELECT value FROM meta WHERE key = ${key}`,
+      );
+      return row?.value as string | undefined;
+    },
+    setMeta: async (key: string, value: string) => {
+      await upsertMeta(trx, key, value);
+    },
+  };
+}
