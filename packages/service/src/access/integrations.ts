@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.js';
 import { iso } from '../clock.js';
 import { DEFAULT_LIMITS, type Limits } from '../config.js';
+import { requestCapture } from '../feed/capture.js';
 import { newId } from '../ids.js';
 import type { Entity, Store, WriteTx } from '../store/store.js';
 import { AdminError } from './admin-error.js';
@@ -66,7 +67,7 @@ export async function createIntegration(
     }
   }
   const pepper = await getPepper(store);
-  return store.write(async (tx) => {
+  const created = await store.write(async (tx) => {
     const states = await readEligibleTeams(tx, teams);
     const organization = states[0]?.organization ?? null;
     const livemode = states.every((t) => t.livemode);
@@ -98,6 +99,9 @@ export async function createIntegration(
     const { key } = await issueKey(tx, pepper, id, now);
     return { integration: await summarize(tx, { kind: 'integration', id, team: null, parent, state }, now), key };
   });
+  // A team's data is prepared the first time any key names it (docs/feed.md, Capture).
+  await requestCapture(store, clock, teams);
+  return created;
 }
 
 async function readEligibleTeams(tx: WriteTx, teams: readonly string[]): Promise<TeamAccessState[]> {

@@ -7,6 +7,7 @@ import type { AccessControl } from '../access/access-control.js';
 import type { Clock } from '../clock.js';
 import { type Limits, RELEASE } from '../config.js';
 import { ApiError } from '../errors/catalogue.js';
+import { captureGate } from '../feed/capture-gate.js';
 import type { Store } from '../store/store.js';
 import type { App, HttpDeps } from './context.js';
 import { CursorCodec, loadCursorSecret } from './cursor.js';
@@ -56,12 +57,16 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
 
   const cursors = new CursorCodec();
-  const deps: HttpDeps = { store, access, clock, limits, cursors, release: options.release ?? RELEASE };
+  // Routes get an access control whose checkTeam also checks capture (409 capture_not_ready, or 404
+  // for a single record); the hook tells it which kind of route runs.
+  const gate = captureGate(access, store);
+  const deps: HttpDeps = { store, access: gate.access, clock, limits, cursors, release: options.release ?? RELEASE };
 
   app.decorateRequest('principal', null);
   app.addHook('onReady', async () => {
     cursors.setSecret(await loadCursorSecret(store));
   });
+  app.addHook('onRequest', gate.hook);
   app.addHook('onRequest', firewall(access, limits));
   app.addHook('preValidation', accessHook(access));
   app.setErrorHandler(handleError);

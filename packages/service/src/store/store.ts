@@ -123,6 +123,8 @@ export interface WriteTx {
   appendFeed(entry: FeedEntry): Promise<number>;
   /** Deletes every earlier feed entry of a record (personal data must not outlive a removal). */
   purgeFeed(kind: FeedKind, id: string): Promise<void>;
+  /** Drops the team's record entries superseded by an entry after position `after`, whatever their age (docs/feed.md, demo data). */
+  trimSupersededFeed(team: string, after: number): Promise<number>;
   /** Reads a setting inside the transaction. */
   getMeta(key: string): Promise<string | undefined>;
   /** Writes a setting inside the transaction. */

@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { Entity, EntityKind, WriteTx } from '../store/store.js';
+import { CachedTx } from './cached-tx.js';
 import type { BoardState, LeadState, MemberState, StageState, TeamState } from './types.js';
 import { WriteError } from './write-error.js';
 
@@ -16,13 +17,20 @@ const LABELS: Partial<Record<EntityKind, string>> = { booking_service: 'bookable
 
 /** What every operation works with: the transaction, the service clock and lookups that fail clearly. */
 export class WriteContext {
+  /** The transaction behind a read-through cache: operations read the same entities again and again. */
+  readonly tx: CachedTx;
   private readonly teams = new Map<string, TeamState>();
+  /** Each team's stages by id, rebuilt when a board was written since (`stage()` runs on every stage move). */
+  private readonly stages = new Map<string, Map<string, { board: Entity<BoardState>; stage: StageState }>>();
+  private stagesGeneration = -1;
 
   constructor(
-    readonly tx: WriteTx,
+    tx: WriteTx,
     readonly clock: Clock,
     readonly options: CrmOptions,
-  ) {}
+  ) {
+    this.tx = tx instanceof CachedTx ? tx : new CachedTx(tx);
+  }
 
   /** An entity that must exist, with a clear error otherwise. */
   async need<S>(kind: EntityKind, id: string): Promise<Entity<S>> {
@@ -74,19 +82,32 @@ export class WriteContext {
 
   /** A stage of one of the team's boards, with its board. */
   async stage(team: string, stageId: string): Promise<{ board: Entity<BoardState>; stage: StageState }> {
-    for (const board of await this.tx.findEntities<BoardState>('board', { team })) {
-      const stage = board.state.stages.find((s) => s.id === stageId);
-      if (stage) return { board, stage };
-    }
+    const found = (await this.teamStages(team)).get(stageId);
+    if (found) return { board: found.board, stage: { ...found.stage } };
     throw new WriteError(`stage ${stageId} is on no board of team ${team}`);
   }
 
   /** The stage's name and board, or undefined when the stage is no longer on a board. */
   async findStage(team: string, stageId: string): Promise<{ board: string; name: string } | undefined> {
-    for (const board of await this.tx.findEntities<BoardState>('board', { team })) {
-      const stage = board.state.stages.find((s) => s.id === stageId);
-      if (stage) return { board: board.id, name: stage.name };
+    const found = (await this.teamStages(team)).get(stageId);
+    return found ? { board: found.board.id, name: found.stage.name } : undefined;
+  }
+
+  /** The first board (in insertion order) listing a stage wins, as a scan of the boards would find it. */
+  private async teamStages(team: string) {
+    const generation = this.tx.generation('board');
+    if (generation !== this.stagesGeneration) {
+      this.stages.clear();
+      this.stagesGeneration = generation;
     }
-    return undefined;
+    let index = this.stages.get(team);
+    if (!index) {
+      index = new Map();
+      for (const board of await this.tx.findEntities<BoardState>('board', { team })) {
+        for (const stage of board.state.stages) if (!index.has(stage.id)) index.set(stage.id, { board, stage });
+      }
+      this.stages.set(team, index);
+    }
+    return index;
   }
 }

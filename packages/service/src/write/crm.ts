@@ -2,6 +2,7 @@ import type { Clock } from '../clock.js';
 import type { Store } from '../store/store.js';
 import { createBooking, deleteBooking, updateBooking } from './booking-operations.js';
 import { recordCall, removeCallEvent, updateCall } from './call-operations.js';
+import { CachedTx } from './cached-tx.js';
 import { type CrmOptions, DEFAULT_CRM_OPTIONS, WriteContext } from './context.js';
 import {
   eraseMessage,
@@ -111,7 +112,9 @@ export class Crm {
 
   private async run(events: readonly CrmEvent[], indexed: boolean): Promise<void> {
     await this.store.write(async (tx) => {
-      const ctx = new WriteContext(tx, this.clock, this.options);
+      // Rows are written once per transaction (see CachedTx); `flush` writes them before the commit.
+      const cache = new CachedTx(tx, true);
+      const ctx = new WriteContext(cache, this.clock, this.options);
       for (const [index, raw] of events.entries()) {
         try {
           const parsed = parseEvent(raw);
@@ -124,6 +127,7 @@ export class Crm {
           throw indexed ? new WriteError(error.message, index) : error;
         }
       }
+      await cache.flush();
     });
   }
 }

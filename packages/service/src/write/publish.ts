@@ -2,6 +2,7 @@ import { iso } from '../clock.js';
 import type { Clock } from '../clock.js';
 import { FEED_KINDS, type FeedKind, type RecordKind, type RemovalReason } from '../schemas/enums.js';
 import type { RecordRow, WriteTx } from '../store/store.js';
+import { CachedTx, type RecordMemo } from './cached-tx.js';
 import { WriteError } from './write-error.js';
 
 // The one way exported records change. A feed record gets a new version (and a feed entry in the same
@@ -15,13 +16,32 @@ const FEED = new Set<string>(FEED_KINDS);
 /** Projections of feed records carry `version` and `updated_at` placeholders that `publish` fills. */
 export type Projection = Record<string, unknown> & { version: number; updated_at: string };
 
-function sameExported(storedJson: string, projection: Projection): boolean {
-  const stored = JSON.parse(storedJson) as Projection;
-  return (
-    JSON.stringify({ ...stored, version: 0, updated_at: '' }) ===
-    JSON.stringify({ ...projection, version: 0, updated_at: '' })
-  );
+/**
+ * Whether the stored JSON is the projection with the stored version and time. Stored JSON is what
+ * `JSON.stringify` made of a projection (same key order), so comparing strings is comparing the
+ * exported fields, without parsing the stored record.
+ */
+function sameExported(stored: RecordMemo & { json: string }, projection: Projection): boolean {
+  const updatedAt = stored.updatedAt ?? storedUpdatedAt(stored.json);
+  if (updatedAt === undefined) return false;
+  return JSON.stringify({ ...projection, version: stored.version, updated_at: updatedAt }) === stored.json;
 }
+
+/**
+ * The record's `updated_at`, read without parsing: the last `"updated_at":"` key (nothing after it in a
+ * projection is a nested object that could carry one). Were it ever another, the strings would differ
+ * and a version too many is written, never one too few.
+ */
+function storedUpdatedAt(json: string): string | undefined {
+  const key = '"updated_at":"';
+  const at = json.lastIndexOf(key);
+  if (at < 0) return undefined;
+  const start = at + key.length;
+  return json.slice(start, json.indexOf('"', start));
+}
+
+/** The operations hand in their context's cached transaction; any other caller gets a fresh cache. */
+const cached = (tx: WriteTx): CachedTx => (tx instanceof CachedTx ? tx : new CachedTx(tx));
 
 function row(
   kind: RecordKind,
@@ -58,9 +78,9 @@ export async function publish(
   projection: Projection,
   filters: FilterColumns = {},
 ): Promise<boolean> {
-  const existing = await tx.getRecord(kind, id);
+  const existing = await cached(tx).current(kind, id);
   if (existing?.removed) throw new WriteError(`${kind} ${id} was removed; a record that comes back needs a new id`);
-  if (existing?.json && sameExported(existing.json, projection)) return false;
+  if (existing?.json && sameExported({ ...existing, json: existing.json }, projection)) return false;
   const now = clock.now();
   const version = (existing?.version ?? 0) + 1;
   const json = JSON.stringify({ ...projection, version, updated_at: iso(now) });
@@ -78,7 +98,7 @@ export async function publishListed(
   team: string,
   record: Record<string, unknown>,
 ): Promise<void> {
-  const existing = await tx.getRecord(kind, id);
+  const existing = await cached(tx).current(kind, id);
   const json = JSON.stringify(record);
   if (existing?.json === json && !existing.removed) return;
   const version = (existing?.version ?? 0) + 1;
@@ -97,7 +117,7 @@ export async function removeRecord(
   team: string,
   reason: RemovalReason,
 ): Promise<void> {
-  const existing = await tx.getRecord(kind, id);
+  const existing = await cached(tx).current(kind, id);
   if (!existing || existing.removed) return;
   const now = clock.now();
   const version = existing.version + 1;

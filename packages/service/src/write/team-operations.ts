@@ -1,7 +1,7 @@
 import type { WriteContext } from './context.js';
 import type { EventOf } from './events.js';
-import { publishBoard, publishMember, publishService, publishTeam } from './publishers.js';
 import { removeRecord } from './publish.js';
+import { publishBoard, publishMember, publishService, publishTeam } from './publishers.js';
 import type { BoardState, BookingServiceState, MemberState, OrganizationState, TeamState } from './types.js';
 import { WriteError } from './write-error.js';
 
@@ -32,6 +32,7 @@ export async function upsertTeam(ctx: WriteContext, e: EventOf<'team.upsert'>): 
     livemode: e.livemode ?? old?.livemode ?? true,
     capturedAt:
       e.captured_at === undefined ? (old?.capturedAt ?? null) : e.captured_at && new Date(e.captured_at).toISOString(),
+    captureRequestedAt: old?.captureRequestedAt ?? null,
     name: e.name === undefined ? (old?.name ?? null) : e.name,
     businessHoursTimezone:
       e.business_hours_timezone === undefined ? (old?.businessHoursTimezone ?? null) : e.business_hours_timezone,

@@ -40,6 +40,8 @@ export interface TeamState {
   sensitiveSector: boolean;
   livemode: boolean;
   capturedAt: string | null;
+  /** When a key first named the team (src/feed/capture.ts prepares it, then sets `capturedAt`); absent on older rows. */
+  captureRequestedAt?: string | null;
   name: string | null;
   businessHoursTimezone: string | null;
   defaultCountry: string | null;

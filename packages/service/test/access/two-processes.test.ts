@@ -53,6 +53,24 @@ describe.skipIf(!REDIS_URL)(`two API processes sharing Redis${REDIS_URL ? '' : '
     const created = await createIntegration(store, systemClock, { teams: ['team_solo'], name: 'Two' });
     key = created.key;
     integrationId = created.integration.id;
+    await store.write(async (tx) => {
+      for (const id of ['lead_one', 'lead_two', 'lead_three']) {
+        await tx.putRecord({
+          kind: 'lead',
+          id,
+          team: 'team_solo',
+          lead: null,
+          board: null,
+          stage: null,
+          status: 'new',
+          email: null,
+          phone: null,
+          version: 1,
+          updatedAt: '2026-01-01T00:00:00.000Z',
+          json: JSON.stringify({ id }),
+        });
+      }
+    });
     [a, b] = await Promise.all([startApi(dbPath, prefix), startApi(dbPath, prefix)]);
   }, 60_000);
 
@@ -77,6 +95,17 @@ describe.skipIf(!REDIS_URL)(`two API processes sharing Redis${REDIS_URL ? '' : '
     expect(refused.status).toBe(429);
     expect(((await refused.json()) as { code: string }).code).toBe('rate_limited');
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+  });
+
+  it('a cursor issued by one process is accepted by the other', async () => {
+    const first = await get(a.base, '/leads?limit=1');
+    expect(first.status).toBe(200);
+    const page1 = (await first.json()) as { data: { id: string }[]; next_cursor: string };
+    const second = await get(b.base, `/leads?limit=2&cursor=${page1.next_cursor}`);
+    expect(second.status).toBe(200);
+    const page2 = (await second.json()) as { data: { id: string }[]; has_more: boolean };
+    expect([...page1.data, ...page2.data].map((l) => l.id)).toEqual(['lead_one', 'lead_two', 'lead_three']);
+    expect(page2.has_more).toBe(false);
   });
 
   it('one lockout: 20 wrong secrets split between the processes lock the key in both', async () => {

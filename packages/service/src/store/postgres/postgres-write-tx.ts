@@ -160,6 +160,13 @@ export function postgresWriteTx(trx: Db, schema: string): WriteTx {
     purgeFeed: async (kind: FeedKind, id: string) => {
       await sql`DELETE FROM feed WHERE kind = ${kind} AND id = ${id}`.execute(trx);
     },
+    trimSupersededFeed: async (team: string, after: number) => {
+      await lockTeam(team);
+      const result = await sql`DELETE FROM feed old USING feed newer
+        WHERE newer.team = ${team} AND newer.pos > ${after} AND old.team = newer.team AND old.kind = newer.kind
+        AND old.id = newer.id AND old.pos < newer.pos AND old.removed IS NULL`.execute(trx);
+      return Number(result.numAffectedRows ?? 0n);
+    },
     getMeta: async (key: string) => {
       const row = await lockedRow('meta', key, (lock) =>
         lock

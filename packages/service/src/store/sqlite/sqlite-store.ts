@@ -65,7 +65,9 @@ export class SqliteStore implements Store {
     this.path = this.temporary ? join(tmpdir(), `crm-export-${process.pid}-${base62(10)}.db`) : options.path;
     mkdirSync(dirname(this.path), { recursive: true });
     this.writer = retain(new Database(this.path));
-    this.writer.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON');
+    this.writer.exec(
+      'PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON',
+    );
   }
 
   async migrate(): Promise<void> {
@@ -137,7 +139,10 @@ export class SqliteStore implements Store {
     },
     getRecord: async (kind: RecordKind, id: string) =>
       toStored(
-        this.w('SELECT seq, kind, id, team, version, json, removed FROM records WHERE kind = ? AND id = ?').get(kind, id),
+        this.w('SELECT seq, kind, id, team, version, json, removed FROM records WHERE kind = ? AND id = ?').get(
+          kind,
+          id,
+        ),
       ),
     putRecord: async (r: RecordRow) => {
       this.w(
@@ -167,6 +172,13 @@ export class SqliteStore implements Store {
     purgeFeed: async (kind: FeedKind, id: string) => {
       this.w('DELETE FROM feed WHERE kind = ? AND id = ?').run(kind, id);
     },
+    trimSupersededFeed: async (team: string, after: number) =>
+      this.w(
+        `DELETE FROM feed WHERE (team, pos) IN (
+           SELECT old.team, old.pos FROM feed newer
+           JOIN feed old ON old.kind = newer.kind AND old.id = newer.id AND old.pos < newer.pos AND old.team = newer.team
+           WHERE newer.team = ? AND newer.pos > ? AND old.removed IS NULL)`,
+      ).run(team, after).changes,
     getMeta: async (key: string) => this.metaOn((sql) => this.w(sql), key),
     setMeta: async (key: string, value: string) => {
       this.w('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(
@@ -206,7 +218,9 @@ export class SqliteStore implements Store {
   }
 
   async getEntity<S>(kind: EntityKind, id: string): Promise<Entity<S> | undefined> {
-    return toEntity<S>(this.r('SELECT kind, id, team, parent, state FROM entities WHERE kind = ? AND id = ?').get(kind, id));
+    return toEntity<S>(
+      this.r('SELECT kind, id, team, parent, state FROM entities WHERE kind = ? AND id = ?').get(kind, id),
+    );
   }
 
   async findEntities<S>(kind: EntityKind, by: { team?: string; parent?: string }): Promise<Entity<S>[]> {

@@ -1,0 +1,102 @@
+import type { Command } from 'commander';
+import { createIntegration } from '../access/integrations.js';
+import { iso, systemClock } from '../clock.js';
+import { startOfUtcDay } from '../demo/demo-defaults.js';
+import type { Store } from '../store/store.js';
+import { intOption, openDb, serverSettings } from './options.js';
+
+/** Meta key recording what the first start created (never the key itself: only its digest is stored). */
+export const START_META_KEY = 'demo_start';
+/** The first start's demo: fixed, so every fresh clone starts with the same example data. */
+const START_DEMO = { seed: 1, teams: 2 } as const;
+const DEFAULT_START_LEADS = 200;
+
+interface StartRecord {
+  teams: string[];
+  integration: string;
+  last4: string;
+  created_at: string;
+}
+
+interface FirstStart {
+  record: StartRecord;
+  key: string;
+}
+
+/** Fills the demo data (unless an interrupted first start already did) and creates the demo key. */
+async function firstStart(store: Store, leads: number): Promise<FirstStart> {
+  const { demoTeamIds } = await import('../demo/demo-generator.js');
+  const { runDemo } = await import('../demo/run-demo.js');
+  const teams = demoTeamIds(START_DEMO);
+  if (!(await store.getEntity('team', teams[0]!))) {
+    process.stdout.write(`First start: generating demo data for two example teams (${leads} leads each)...\n`);
+    await runDemo(store, { ...START_DEMO, leads, now: startOfUtcDay(Date.now()), progress: process.stderr });
+  }
+  const { integration, key } = await createIntegration(store, systemClock, { teams, name: 'Demo key (npm start)' });
+  // Prepare the teams now rather than in the server's background job, so the printed curl works at once.
+  const { capturePending } = await import('../feed/capture.js');
+  await capturePending(store, systemClock);
+  const record: StartRecord = {
+    teams,
+    integration: integration.id,
+    last4: key.slice(-4),
+    created_at: iso(systemClock.now()),
+  };
+  await store.setMeta(START_META_KEY, JSON.stringify(record));
+  return { record, key };
+}
+
+export function registerStartCommand(program: Command): void {
+  program
+    .command('start')
+    .description('what `npm start` runs: migrate, fill demo data and create a demo key on the first start, then serve')
+    .option('--db <url>', 'database URL (default: DATABASE_URL, else sqlite:./data/crm-export.db)')
+    .option('--host <host>', 'address to listen on (default: HOST, else 127.0.0.1)')
+    .option('--port <port>', 'port to listen on, 0 for any free port (default: PORT, else 3000)', intOption(0, 65535))
+    .option('--leads <n>', 'demo leads per team on the first start', intOption(1, 1_000_000), DEFAULT_START_LEADS)
+    .action(async (opts: { db?: string; host?: string; port?: number; leads: number }) => {
+      const settings = serverSettings(opts);
+      const store = await openDb(opts.db);
+      const stored = await store.getMeta(START_META_KEY);
+      const first = stored === undefined ? await firstStart(store, opts.leads) : undefined;
+      const record = first?.record ?? (JSON.parse(stored as string) as StartRecord);
+      const { startServer } = await import('../server.js');
+      let origin: string;
+      try {
+        origin = (await startServer({ store, ...settings })).origin;
+      } catch (error) {
+        // The key exists only in this process now: print it even though the server did not start.
+        if (first) process.stdout.write(`\nDemo key (shown once): ${first.key}\n`);
+        await store.close();
+        throw error;
+      }
+      process.stdout.write(startMessage(`${origin}/v1`, record, first?.key, opts.db));
+    });
+}
+
+/** What `start` prints: the base URL, the key only when just created, and a curl command that works as printed. */
+function startMessage(base: string, record: StartRecord, key: string | undefined, db: string | undefined): string {
+  // Header values in double quotes (so `$KEY` expands), the URL in single quotes (it holds `?`).
+  const curl = (secret: string) =>
+    `curl -s -H "Authorization: Bearer ${secret}" -H "Service-Team: ${record.teams[0]}" '${base}/leads?limit=2'`;
+  const lines = ['', `crm-export is serving ${base}`, `Example teams: ${record.teams.join(', ')}`, ''];
+  if (key) {
+    lines.push(
+      'Demo key (shown once, now: store it; only a digest is kept):',
+      `  ${key}`,
+      '',
+      'Try it:',
+      `  ${curl(key)}`,
+    );
+  } else {
+    lines.push(
+      `Reusing the demo data. The demo key (integration ${record.integration}, ending in ${record.last4}) was printed`,
+      `by the first start on ${record.created_at} and is never shown again.`,
+      'Lost it? Create another key and use it:',
+      `  KEY=$(npx crm-export admin integrations create${db ? ` --db '${db}'` : ''} --teams ${record.teams.join(',')} --name "Demo" --json | node -p 'JSON.parse(require("fs").readFileSync(0, "utf8")).key')`,
+      `  ${curl('$KEY')}`,
+    );
+  }
+  lines.push('', 'Stop with Ctrl+C.', '');
+  return lines.join('\n');
+}

@@ -1,0 +1,43 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { AccessControl, Principal } from '../access/access-control.js';
+import type { Store } from '../store/store.js';
+import { assertCaptured, assertRecordCaptured } from './capture.js';
+
+// Capture checks for every endpoint without touching each route: every route calls
+// `access.checkTeam` for the team it reads, so the HTTP layer wraps that one call. Whether the
+// request reads one record by id (404 resource_missing while not prepared) or a team's data (409
+// capture_not_ready) comes from the route's URL, carried by a request-scoped async context.
+
+/** What the gate needs to know of the request being served. */
+interface RequestScope {
+  /** The route reads one record by id (`/v1/calls/:id`, `/v1/leads/:id/activities`...). */
+  singleRecord: boolean;
+}
+
+export interface CaptureGate {
+  /** The access control to hand to the routes: `checkTeam` also checks capture. */
+  access: AccessControl;
+  /** A callback-style Fastify hook (onRequest / preHandler) that tells the gate which route runs. */
+  hook(request: { routeOptions: { url?: string | undefined } }, reply: unknown, done: () => void): void;
+}
+
+export function captureGate(access: AccessControl, store: Pick<Store, 'getEntity'>): CaptureGate {
+  const scope = new AsyncLocalStorage<RequestScope>();
+  return {
+    access: {
+      firewallBlocked: (ip, hasKey) => access.firewallBlocked(ip, hasKey),
+      checkSwitches: (endpoint) => access.checkSwitches(endpoint),
+      authenticate: (request) => access.authenticate(request),
+      requireScope: (principal, s) => access.requireScope(principal, s),
+      reserve: (principal, rateClass, items, quota) => access.reserve(principal, rateClass, items, quota),
+      async checkTeam(principal: Principal, team: string): Promise<void> {
+        await access.checkTeam(principal, team);
+        if (scope.getStore()?.singleRecord) await assertRecordCaptured(store, team);
+        else await assertCaptured(store, team);
+      },
+    },
+    hook(request, _reply, done) {
+      scope.run({ singleRecord: (request.routeOptions.url ?? '').includes('/:id') }, done);
+    },
+  };
+}

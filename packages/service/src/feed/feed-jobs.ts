@@ -1,0 +1,65 @@
+import type { Clock } from '../clock.js';
+import type { Limits } from '../config.js';
+import type { Store } from '../store/store.js';
+import { capturePending } from './capture.js';
+
+// The feed's background jobs, run by `serve`: capture of teams a key newly names, and retention.
+// Both are safe to run from several processes at once (capture checks `capturedAt` inside its last
+// transaction; trimming deletes by age), so every server process may run them.
+
+export type RetentionLimits = Pick<Limits, 'removalRetentionMs' | 'supersededRetentionMs'>;
+
+/** Retention once: drops removals older than 45 days and entries superseded for a day. Returns rows dropped. */
+export async function trimFeedOnce(store: Store, clock: Clock, limits: RetentionLimits): Promise<number> {
+  const now = clock.now();
+  return store.trimFeed(now - limits.removalRetentionMs, now - limits.supersededRetentionMs);
+}
+
+export interface FeedJobsOptions {
+  store: Store;
+  clock: Clock;
+  limits: RetentionLimits;
+  /** How often pending teams are prepared, ms (default 3 s). */
+  captureEveryMs?: number;
+  /** How often retention runs, ms (default 10 minutes). */
+  trimEveryMs?: number;
+  /** Called with a job's failure; the job runs again at its next tick. */
+  onError?: (job: 'capture' | 'retention', error: unknown) => void;
+}
+
+/** Starts both jobs (retention runs once at start); the returned function stops them and waits for a running one. */
+export function startFeedJobs(options: FeedJobsOptions): () => Promise<void> {
+  const { store, clock, limits } = options;
+  const running = new Set<Promise<unknown>>();
+  let stopped = false;
+  const busy = { capture: false, retention: false };
+
+  const run = (job: 'capture' | 'retention', work: () => Promise<unknown>) => {
+    // One run of a job at a time: a slow capture must not pile up behind itself.
+    if (stopped || busy[job]) return;
+    busy[job] = true;
+    const p = work()
+      .catch((error: unknown) => options.onError?.(job, error))
+      .finally(() => {
+        busy[job] = false;
+        running.delete(p);
+      });
+    running.add(p);
+  };
+  const capture = () => run('capture', () => capturePending(store, clock));
+  const retention = () => run('retention', () => trimFeedOnce(store, clock, limits));
+
+  const captureTimer = setInterval(capture, options.captureEveryMs ?? 3_000);
+  const trimTimer = setInterval(retention, options.trimEveryMs ?? 10 * 60_000);
+  captureTimer.unref();
+  trimTimer.unref();
+  capture();
+  retention();
+
+  return async () => {
+    stopped = true;
+    clearInterval(captureTimer);
+    clearInterval(trimTimer);
+    await Promise.all([...running]);
+  };
+}

@@ -1,0 +1,113 @@
+import type { AccessControl, Principal } from '../access/access-control.js';
+import type { Clock } from '../clock.js';
+import type { Limits } from '../config.js';
+import { ApiError } from '../errors/catalogue.js';
+import type { CursorCodec } from '../http/cursor.js';
+import type { FeedRow, Store } from '../store/store.js';
+import { assertCaptured } from './capture.js';
+import { decodeFeedCursor, encodeFeedCursor, type FeedPosition } from './feed-cursor.js';
+import { currentFeedEpoch } from './feed-epoch.js';
+
+// One page of a team's changes feed, independent of Fastify (docs/feed.md). Every check runs before
+// anything is read, so a failed request never yields a cursor; the page is concatenated from the
+// stored JSON of each entry, never re-serialized, so a retried cursor gets the same bytes.
+
+export interface FeedDeps {
+  store: Store;
+  clock: Clock;
+  limits: Pick<Limits, 'feedHoldBackMs' | 'cursorLifetimeMs'> & Partial<Pick<Limits, 'removalRetentionMs'>>;
+  codec: CursorCodec;
+  /** Refused teams (403) and teams the key does not read (404) never reach the feed. */
+  access: Pick<AccessControl, 'checkTeam'>;
+}
+
+export interface FeedRequest {
+  principal: Principal;
+  team: string;
+  /** The `next_cursor` of an earlier page; omitted to start an initial sync. */
+  cursor?: string | undefined;
+  /** 1 to 100 (validated by the route). */
+  limit: number;
+}
+
+export interface FeedAnswer {
+  json: string;
+  /** Items on the page (for the quota). */
+  items: number;
+}
+
+/** A feed request that passed every check; `read` produces the page. */
+export interface OpenFeed {
+  from: FeedPosition;
+  read(): Promise<FeedAnswer>;
+}
+
+/** One feed item from a stored entry: the record's stored JSON or the removal. */
+export function feedItemJson(row: FeedRow): string {
+  const head = `{"kind":"${row.kind}","id":"${row.id}","version":${row.version},`;
+  return row.removed !== null || row.body === null
+    ? `${head}"removed":{"reason":"${row.removed ?? 'deleted'}"}}`
+    : `${head}"object":${row.body}}`;
+}
+
+/**
+ * Runs the checks in the spec's order: the team (403/404), capture (409 capture_not_ready), the
+ * cursor (400 invalid_request for another team or an altered one), the epoch and the feed's end
+ * (409 resync_required), then the cursor's age (410 sync_cursor_expired).
+ */
+export async function openFeed(deps: FeedDeps, request: FeedRequest): Promise<OpenFeed> {
+  const { store, clock, limits, codec } = deps;
+  const { team, limit } = request;
+  await deps.access.checkTeam(request.principal, team);
+  await assertCaptured(store, team);
+  const now = clock.now();
+  const epoch = await currentFeedEpoch(store);
+  let from: FeedPosition;
+  if (request.cursor === undefined) {
+    from = { epoch, pos: 0, reachedAt: now - limits.feedHoldBackMs, initialSyncStartedAt: now };
+  } else {
+    from = decodeFeedCursor(codec, team, request.cursor);
+    // Issued before a restore was marked: what follows it may be lower versions.
+    if (from.epoch !== epoch) throw new ApiError('resync_required');
+    // Beyond the feed's end: the database went back in time (a restore nobody marked).
+    if (from.pos > (await store.feedHead(team))) throw new ApiError('resync_required');
+    const since = from.initialSyncStartedAt ?? from.reachedAt;
+    if (now - since > limits.cursorLifetimeMs) throw new ApiError('sync_cursor_expired');
+    // Only when configured with a lifetime longer than removal retention: removals after the cursor
+    // may have been trimmed, a gap the consumer cannot see.
+    if (limits.removalRetentionMs !== undefined && now - since > limits.removalRetentionMs) {
+      throw new ApiError('resync_required');
+    }
+  }
+  return {
+    from,
+    read: async () => {
+      const rows = await store.readFeed(team, from.pos, limit + 1);
+      // Stop at the first entry recorded inside the hold-back window: what follows is not ready yet.
+      const cutoff = now - limits.feedHoldBackMs;
+      let ready = 0;
+      while (ready < rows.length && (rows[ready] as FeedRow).recordedAt <= cutoff) ready++;
+      const hasMore = ready > limit;
+      const page = rows.slice(0, Math.min(ready, limit));
+      const last = page[page.length - 1];
+      // Caught up: everything recorded up to the cutoff was delivered, so an empty page moves the point too.
+      const reachedAt = hasMore && last ? Math.max(from.reachedAt, last.recordedAt) : Math.max(from.reachedAt, cutoff);
+      const next = encodeFeedCursor(codec, team, {
+        epoch,
+        pos: last ? last.pos : from.pos,
+        reachedAt,
+        initialSyncStartedAt: hasMore ? from.initialSyncStartedAt : null,
+      });
+      const data = page.map(feedItemJson).join(',');
+      return {
+        json: `{"object":"list","data":[${data}],"has_more":${hasMore},"next_cursor":"${next}"}`,
+        items: page.length,
+      };
+    },
+  };
+}
+
+/** Checks and reads in one call (tests, the benchmark; the route reserves its quota in between). */
+export async function feedPage(deps: FeedDeps, request: FeedRequest): Promise<FeedAnswer> {
+  return (await openFeed(deps, request)).read();
+}
