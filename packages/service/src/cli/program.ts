@@ -1,3 +1,4 @@
+import { registerSyncCommands } from '@crm-export/client/cli';
 import { Command } from 'commander';
 import { RELEASE } from '../config.js';
 import { registerAdminCommands } from './admin.js';
@@ -20,5 +21,7 @@ export function buildProgram(): Command {
   registerIngestCommand(program);
   registerAdminCommands(program, openDb);
   registerFeedCommands(program, openDb);
+  // The reference consumer (packages/client): `sync` and `mirror status`.
+  registerSyncCommands(program);
   return program;
 }

@@ -1,0 +1,273 @@
+import { autoPage } from './auto-page.js';
+import { type CrmExportError, errorFromProblem, firewallError, InvalidRequestError, ServerError } from './errors.js';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy, retryDelayMs } from './retry.js';
+import { ROUTES, type RouteName } from './routes.js';
+import { FetchTransport, type Transport, type TransportResponse } from './transport.js';
+import type {
+  Activity,
+  Board,
+  Booking,
+  BookingService,
+  Call,
+  Conversation,
+  FeedPage,
+  Health,
+  Integration,
+  Lead,
+  LeadDetail,
+  ListPage,
+  Member,
+  Team,
+} from './types.js';
+
+export interface ClientOptions {
+  /** Service address including its version segment, e.g. `https://host/v1`. */
+  baseUrl: string;
+  /** Secret API key; sent as `Authorization: Bearer`, never logged. Not needed for `health()`. */
+  key?: string;
+  /** Default `Service-Team` for endpoints that read one team's data (needed when the key reads several). */
+  team?: string;
+  /** Abort a request after this many milliseconds (default 30 s). */
+  timeoutMs?: number;
+  /** Retry policy overrides. */
+  retry?: Partial<RetryPolicy>;
+  /** Network layer (default: Node's fetch). */
+  transport?: Transport;
+  /** Hard cap on pages an auto-paging iterator follows (default 100,000). */
+  maxPages?: number;
+  /** Called before each retry, e.g. for logging. */
+  onRetry?: (info: { route: RouteName; attempt: number; delayMs: number; error: CrmExportError }) => void;
+  /** Injected for tests. */
+  sleep?: (ms: number) => Promise<void>;
+  /** Injected for tests: jitter source in [0, 1). */
+  random?: () => number;
+}
+
+export interface TeamOption {
+  /** `Service-Team` for this call; overrides the client's default. */
+  team?: string;
+}
+export interface PageParams extends TeamOption {
+  /** 1 to 100, default 25. */
+  limit?: number;
+  /** `next_cursor` of the previous page of the same endpoint, filters and team. */
+  cursor?: string;
+}
+export interface LeadsParams extends PageParams {
+  board?: string;
+  stage?: string;
+  status?: string;
+}
+export interface LeadFilterParams extends PageParams {
+  /** Only records linked to this lead. */
+  lead?: string;
+}
+export interface SearchLeadsParams extends TeamOption {
+  email?: string;
+  phone?: string;
+  limit?: number;
+  cursor?: string;
+}
+export interface ChangesParams extends TeamOption {
+  /** Omit to start an initial sync of every record of the team. */
+  cursor?: string;
+  /** 1 to 100; 100 is recommended for an initial sync. */
+  limit?: number;
+}
+
+interface CallArgs {
+  id?: string;
+  team?: string;
+  query?: Record<string, string | number | undefined>;
+  body?: Record<string, unknown>;
+}
+
+const TEAM_ID = /^team_[0-9A-Za-z]+$/;
+const sleepReal = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Typed client for every endpoint of the export API. */
+export class CrmExportClient {
+  readonly options: Readonly<ClientOptions>;
+  private readonly policy: RetryPolicy;
+  private readonly transport: Transport;
+  private readonly baseUrl: string;
+
+  constructor(options: ClientOptions) {
+    this.options = options;
+    this.policy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
+    this.transport = options.transport ?? new FetchTransport();
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    if (options.team !== undefined) assertTeam(options.team);
+  }
+
+  /** The same client with `Service-Team` set to `team` (one client per team of a multi-team key). */
+  forTeam(team: string): CrmExportClient {
+    return new CrmExportClient({ ...this.options, team });
+  }
+
+  me(): Promise<Integration> {
+    return this.request('me');
+  }
+  teams(): Promise<ListPage<Team>> {
+    return this.request('teams');
+  }
+  team(id: string): Promise<Team> {
+    return this.request('team', { id });
+  }
+  members(params: TeamOption = {}): Promise<ListPage<Member>> {
+    return this.request('members', { team: params.team });
+  }
+  boards(params: PageParams = {}): Promise<ListPage<Board>> {
+    return this.request('boards', paged(params));
+  }
+  bookingServices(params: TeamOption = {}): Promise<ListPage<BookingService>> {
+    return this.request('bookingServices', { team: params.team });
+  }
+  leads(params: LeadsParams = {}): Promise<ListPage<Lead>> {
+    const { board, stage, status } = params;
+    return this.request('leads', paged(params, { board, stage, status }));
+  }
+  lead(id: string): Promise<LeadDetail> {
+    return this.request('lead', { id });
+  }
+  searchLeads(params: SearchLeadsParams): Promise<ListPage<Lead>> {
+    const { team, ...body } = params;
+    const clean = Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined));
+    return this.request('searchLeads', { team, body: clean });
+  }
+  leadActivities(id: string, params: Omit<PageParams, 'team'> = {}): Promise<ListPage<Activity>> {
+    return this.request('leadActivities', { id, query: { limit: params.limit, cursor: params.cursor } });
+  }
+  calls(params: LeadFilterParams = {}): Promise<ListPage<Call>> {
+    return this.request('calls', paged(params, { lead: params.lead }));
+  }
+  call(id: string): Promise<Call> {
+    return this.request('call', { id });
+  }
+  conversations(params: LeadFilterParams = {}): Promise<ListPage<Conversation>> {
+    return this.request('conversations', paged(params, { lead: params.lead }));
+  }
+  conversation(id: string): Promise<Conversation> {
+    return this.request('conversation', { id });
+  }
+  bookings(params: LeadFilterParams = {}): Promise<ListPage<Booking>> {
+    return this.request('bookings', paged(params, { lead: params.lead }));
+  }
+  booking(id: string): Promise<Booking> {
+    return this.request('booking', { id });
+  }
+  /** One page of the changes feed; `next_cursor` is always present. */
+  changes(params: ChangesParams = {}): Promise<FeedPage> {
+    return this.request('changes', { team: params.team, query: { cursor: params.cursor, limit: params.limit } });
+  }
+  health(): Promise<Health> {
+    return this.request('health');
+  }
+
+  /** Auto-paging iterators: follow `has_more` (even on short pages) up to the hard cap of pages. */
+  readonly iterate = {
+    boards: (p: PageParams = {}) => this.pages((cursor) => this.boards({ ...p, cursor })),
+    leads: (p: LeadsParams = {}) => this.pages((cursor) => this.leads({ ...p, cursor })),
+    searchLeads: (p: SearchLeadsParams) => this.pages((cursor) => this.searchLeads({ ...p, cursor })),
+    leadActivities: (id: string, p: Omit<PageParams, 'team'> = {}) =>
+      this.pages((cursor) => this.leadActivities(id, { ...p, cursor })),
+    calls: (p: LeadFilterParams = {}) => this.pages((cursor) => this.calls({ ...p, cursor })),
+    conversations: (p: LeadFilterParams = {}) => this.pages((cursor) => this.conversations({ ...p, cursor })),
+    bookings: (p: LeadFilterParams = {}) => this.pages((cursor) => this.bookings({ ...p, cursor })),
+  };
+
+  private pages<T>(fetchPage: (cursor: string | undefined) => Promise<ListPage<T>>): AsyncGenerator<T> {
+    return autoPage(fetchPage, this.options.maxPages ?? 100_000);
+  }
+
+  /** Sends the request for `name`, retrying as the spec's error table says. */
+  async request<T>(name: RouteName, args: CallArgs = {}): Promise<T> {
+    const route = ROUTES[name];
+    let path: string = route.path;
+    if (path.includes('{id}')) {
+      if (!args.id) throw new TypeError(`${name} needs an id`);
+      path = path.replace('{id}', encodeURIComponent(args.id));
+    }
+    const url = new URL(this.baseUrl + path);
+    for (const [k, v] of Object.entries(args.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (route.auth) {
+      if (!this.options.key) throw new TypeError('an API key is required');
+      headers.authorization = `Bearer ${this.options.key}`;
+    }
+    const team = args.team ?? this.options.team;
+    if (route.team === 'header' && team !== undefined) {
+      assertTeam(team);
+      headers['service-team'] = team;
+    }
+    let body: string | undefined;
+    if (route.method === 'POST') {
+      body = JSON.stringify(args.body ?? {});
+      headers['content-type'] = 'application/json';
+    }
+    const sleep = this.options.sleep ?? sleepReal;
+    for (let attempt = 0; ; attempt++) {
+      let error: CrmExportError;
+      try {
+        const res = await this.transport.send({
+          method: route.method,
+          url: url.toString(),
+          headers,
+          body,
+          timeoutMs: this.options.timeoutMs ?? 30_000,
+        });
+        return parse<T>(res);
+      } catch (err) {
+        if (!(err instanceof Error) || !('status' in err)) throw err;
+        error = err as CrmExportError;
+      }
+      const delayMs = retryDelayMs(error, attempt, this.policy, this.options.random);
+      if (delayMs === null) throw error;
+      this.options.onRetry?.({ route: name, attempt: attempt + 1, delayMs, error });
+      await sleep(delayMs);
+    }
+  }
+}
+
+function paged(params: PageParams, filters: Record<string, string | undefined> = {}): CallArgs {
+  return { team: params.team, query: { limit: params.limit, cursor: params.cursor, ...filters } };
+}
+
+function assertTeam(team: string): void {
+  if (!TEAM_ID.test(team)) {
+    throw new InvalidRequestError('Service-Team must be a team_ id', {
+      status: 0,
+      code: 'invalid_request',
+      requestId: null,
+      param: 'Service-Team',
+      retryAfter: null,
+    });
+  }
+}
+
+/** JSON on success, a typed error otherwise; a body that is not JSON is the firewall's answer. */
+function parse<T>(res: TransportResponse): T {
+  const type = res.headers.get('content-type') ?? '';
+  let json: unknown;
+  let isJson = false;
+  if (type.includes('json')) {
+    try {
+      json = JSON.parse(res.text);
+      isJson = json !== null && typeof json === 'object';
+    } catch {
+      isJson = false;
+    }
+  }
+  if (res.status >= 200 && res.status < 300) {
+    if (isJson) return json as T;
+    throw new ServerError(`HTTP ${res.status} without a JSON body`, {
+      status: res.status,
+      code: null,
+      requestId: res.headers.get('service-request-id'),
+      param: null,
+      retryAfter: null,
+    });
+  }
+  if (!isJson) throw firewallError(res.status, res.headers);
+  throw errorFromProblem(res.status, json as Record<string, unknown>, res.headers);
+}

@@ -1,0 +1,160 @@
+// An HTTP proxy on the loopback interface in front of a real service, injecting the faults a consumer
+// must survive. Customers can point their own consumer at it.
+import { randomUUID } from 'node:crypto';
+import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import type { Fault, FaultKind, FaultPlan } from './fault-plan.js';
+
+export interface FaultProxyOptions {
+  /** The service's origin, e.g. `http://127.0.0.1:3000` (plain HTTP on the same machine). */
+  target: string;
+  /** Which faults to inject. */
+  plan: FaultPlan;
+  /** Port to listen on (default: any free port). */
+  port?: number;
+  /** Loopback address to bind (default 127.0.0.1); anything else is refused. */
+  host?: '127.0.0.1' | 'localhost' | '::1';
+  /** Where `/docs/errors#code` links of injected problems point. */
+  docsUrl?: string;
+}
+
+export interface FaultProxy {
+  /** The proxy's origin; append the API's path (`/v1`). */
+  url: string;
+  /** How many times each fault was injected. */
+  readonly injected: Partial<Record<FaultKind, number>>;
+  /** Requests seen (passed through or faulted). */
+  readonly requests: number;
+  /** Replaces the plan (e.g. between phases of a test). */
+  setPlan(plan: FaultPlan): void;
+  close(): Promise<void>;
+}
+
+interface Captured {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+}
+
+const PROBLEMS: Partial<Record<FaultKind, { status: number; code: string }>> = {
+  rate_limited: { status: 429, code: 'rate_limited' },
+  quota_exceeded: { status: 429, code: 'quota_exceeded' },
+  internal_error: { status: 500, code: 'internal_error' },
+  service_unavailable: { status: 503, code: 'service_unavailable' },
+  sync_cursor_expired: { status: 410, code: 'sync_cursor_expired' },
+  resync_required: { status: 409, code: 'resync_required' },
+  capture_not_ready: { status: 409, code: 'capture_not_ready' },
+};
+
+export async function startFaultProxy(options: FaultProxyOptions): Promise<FaultProxy> {
+  const host = options.host ?? '127.0.0.1';
+  if (!['127.0.0.1', 'localhost', '::1'].includes(host)) throw new Error('the fault proxy binds to loopback only');
+  const target = new URL(options.target);
+  if (target.protocol !== 'http:') throw new Error('the fault proxy forwards to an http:// target');
+  const docsUrl = options.docsUrl ?? 'https://docs.invalid';
+  let plan = options.plan;
+  const injected: Partial<Record<FaultKind, number>> = {};
+  let requests = 0;
+  /** Last answer per path and team, for `duplicate_page`. */
+  const previous = new Map<string, Captured>();
+  const sockets = new Set<Socket>();
+
+  const forward = (req: IncomingMessage, body: Buffer): Promise<Captured> =>
+    new Promise((resolve, reject) => {
+      const headers = { ...req.headers, host: target.host };
+      const upstream = httpRequest(
+        { host: target.hostname, port: target.port, method: req.method, path: req.url, headers },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () =>
+            resolve({ status: res.statusCode ?? 502, headers: res.headers, body: Buffer.concat(chunks) }),
+          );
+          res.on('error', reject);
+        },
+      );
+      upstream.on('error', reject);
+      upstream.end(body);
+    });
+
+  const send = (res: ServerResponse, c: Captured) => {
+    const headers = { ...c.headers };
+    delete headers['transfer-encoding'];
+    delete headers.connection;
+    headers['content-length'] = String(c.body.length);
+    res.writeHead(c.status, headers);
+    res.end(c.body);
+  };
+
+  const problem = (res: ServerResponse, fault: Fault, status: number, code: string) => {
+    const requestId = `req_${randomUUID()}`;
+    const type = `${docsUrl}/errors#${code}`;
+    const headers: Record<string, string> = {
+      'content-type': 'application/problem+json',
+      'service-request-id': requestId,
+    };
+    if (status === 429) headers['retry-after'] = String(fault.retryAfter ?? 1);
+    res.writeHead(status, headers);
+    res.end(JSON.stringify({ type, title: `Injected ${code}`, status, code, request_id: requestId, doc_url: type }));
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    requests++;
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const body = Buffer.concat(chunks);
+    const path = new URL(req.url ?? '/', 'http://x').pathname;
+    const memoKey = `${path}\u0000${req.headers['service-team'] ?? ''}`;
+    const fault = plan.next({ method: req.method ?? 'GET', path });
+    if (fault) injected[fault.kind] = (injected[fault.kind] ?? 0) + 1;
+    const kind = fault?.kind;
+    if (kind === 'cut_connection') return void req.socket.destroy();
+    if (kind === 'firewall_429') {
+      res.writeHead(429, { 'content-type': 'text/plain' });
+      return void res.end('Too Many Requests');
+    }
+    const p = kind ? PROBLEMS[kind] : undefined;
+    if (fault && p) return problem(res, fault, p.status, p.code);
+    if (kind === 'duplicate_page') {
+      const prior = previous.get(memoKey);
+      if (prior) return send(res, prior);
+    }
+    if (kind === 'delay') await new Promise((r) => setTimeout(r, fault?.delayMs ?? 200));
+    let answer: Captured;
+    try {
+      answer = await forward(req, body);
+    } catch {
+      return void req.socket.destroy();
+    }
+    if (answer.status >= 200 && answer.status < 300) previous.set(memoKey, answer);
+    // The server answered (and may have counted the items); the consumer never hears of it.
+    if (kind === 'drop_response') return void req.socket.destroy();
+    send(res, answer);
+  };
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch(() => req.socket.destroy());
+  });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, host, resolve));
+  const address = server.address() as AddressInfo;
+  const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${urlHost}:${address.port}`,
+    injected,
+    get requests() {
+      return requests;
+    },
+    setPlan(next) {
+      plan = next;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -1,0 +1,2 @@
+export * from './fault-plan.js';
+export * from './fault-proxy.js';

@@ -1,0 +1,72 @@
+// `--into sqlite:PATH` (default) or `--into postgres://...`: the only file that loads a database driver.
+import Database from 'better-sqlite3';
+import { Kysely, type LogConfig, PostgresDialect, SqliteDialect } from 'kysely';
+import pg from 'pg';
+import { type MirrorDatabase, type MirrorDialect, migrateMirror } from './mirror-schema.js';
+
+export interface OpenMirror {
+  /** The query builder over the mirror's tables. */
+  db: Kysely<MirrorDatabase>;
+  /** Which SQL dialect the views use. */
+  dialect: MirrorDialect;
+  /** Closes the connection(s). */
+  close(): Promise<void>;
+}
+
+/** Parses `--into`: `sqlite:PATH`, a bare path, or a `postgres://` / `postgresql://` URL. */
+export function parseInto(into: string): { dialect: MirrorDialect; target: string } {
+  if (/^postgres(ql)?:\/\//.test(into)) return { dialect: 'postgres', target: into };
+  const path = into.startsWith('sqlite:') ? into.slice('sqlite:'.length) : into;
+  if (path.length === 0) throw new Error('--into sqlite:PATH needs a path');
+  return { dialect: 'sqlite', target: path };
+}
+
+/**
+ * better-sqlite3 12 (the newest that loads on Node 20) aborts Node 24 when one of its Database or
+ * Statement objects is garbage-collected (docs/runtime.md). Kysely prepares a statement for every
+ * query, so the mirror hands Kysely a database whose `prepare` reuses one statement per SQL text
+ * (Kysely's SQLite driver runs one query at a time, so a statement is never in use twice), and keeps
+ * every connection referenced after it is closed: none of them is ever collected.
+ */
+const retainedConnections = new Set<Database.Database>();
+function statementCachingDatabase(database: Database.Database) {
+  retainedConnections.add(database);
+  const statements = new Map<string, Database.Statement>();
+  return {
+    close: () => database.close(),
+    prepare: (sql: string) => {
+      let statement = statements.get(sql);
+      if (!statement) {
+        statement = database.prepare(sql);
+        statements.set(sql, statement);
+      }
+      return statement;
+    },
+  };
+}
+
+/** Opens the mirror and creates its tables and views when missing. */
+export async function openMirror(into: string, options: { log?: LogConfig } = {}): Promise<OpenMirror> {
+  const { dialect, target } = parseInto(into);
+  let db: Kysely<MirrorDatabase>;
+  if (dialect === 'sqlite') {
+    const database = new Database(target);
+    // WAL keeps readers (plain SQL, `mirror status`) working while the sync writes; a committed page
+    // survives a killed process.
+    // With WAL, NORMAL survives a killed process; only an OS crash can lose the latest pages, and a page
+    // is committed with its cursor, so the feed then simply delivers them again. (`exec`, not `pragma`:
+    // it creates no statement object.)
+    database.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000');
+    db = new Kysely<MirrorDatabase>({
+      dialect: new SqliteDialect({ database: statementCachingDatabase(database) }),
+      log: options.log,
+    });
+  } else {
+    db = new Kysely<MirrorDatabase>({
+      dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: target, max: 4 }) }),
+      log: options.log,
+    });
+  }
+  await migrateMirror(db, dialect);
+  return { db, dialect, close: () => db.destroy() };
+}

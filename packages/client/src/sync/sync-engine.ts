@@ -1,0 +1,260 @@
+// The feed loop of the spec's "Consumer behaviour the contract expects", one loop per team of the key.
+import type { CrmExportClient } from '../client/crm-export-client.js';
+import {
+  AuthenticationError,
+  ConflictError,
+  ConnectionError,
+  type CrmExportError,
+  CrmExportError as CrmExportErrorClass,
+  FirewallError,
+  NotFoundError,
+  PermissionError,
+  RateLimitError,
+  ServerError,
+} from '../client/errors.js';
+import type { MirrorStore } from './mirror-store.js';
+import { ReferenceIndex } from './references.js';
+import { keyDigest, SyncLock, type SyncLockOptions } from './sync-lock.js';
+
+export interface SyncLogger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+export interface SyncProgress {
+  team: string;
+  /** Items delivered so far in this run for the team. */
+  items: number;
+  /** True while the team has no cursor yet or a full resync runs. */
+  initial: boolean;
+  hasMore: boolean;
+}
+
+export interface SyncEngineOptions {
+  client: CrmExportClient;
+  store: MirrorStore;
+  /** The API key, only to key the lock (a digest is stored, never the key). */
+  key: string;
+  /** Sync only this team (it must be listed by `/teams`). */
+  team?: string;
+  /** Stop once every team is caught up instead of polling. */
+  once?: boolean;
+  /** Wait between polls once caught up (the spec: 1 to 5 minutes). Default 60 s. */
+  intervalMs?: number;
+  /** Wait after `409 capture_not_ready` ("retry in a few minutes"). Default 3 minutes. */
+  captureRetryMs?: number;
+  /** Refresh boards, members and bookable services at least this often. Default one day. */
+  referencesMaxAgeMs?: number;
+  /** Feed page size; 100 is what the spec recommends for an initial sync. */
+  pageLimit?: number;
+  /** Consecutive transient failures (after the client's own retries) before giving up in `once` mode. */
+  maxTransientFailures?: number;
+  lock?: SyncLockOptions;
+  logger?: SyncLogger;
+  onProgress?: (p: SyncProgress) => void;
+  /** Aborting stops every team between pages; a page is committed whole or not at all. */
+  signal?: AbortSignal;
+}
+
+const silent: SyncLogger = { info() {}, warn() {}, error() {} };
+
+/** Why a team's loop ended. */
+export const TEAM_OUTCOMES = ['caught_up', 'stopped', 'removed', 'not_accessible', 'restricted', 'not_ready'] as const;
+export type TeamOutcome = (typeof TEAM_OUTCOMES)[number];
+
+export class SyncEngine {
+  private readonly o: Required<Omit<SyncEngineOptions, 'team' | 'lock' | 'onProgress' | 'signal'>> &
+    Pick<SyncEngineOptions, 'team' | 'lock' | 'onProgress' | 'signal'>;
+  /** A 429 pauses every team of the key: the rate limit and quota are shared. */
+  private pausedUntil = 0;
+  /** Stops every team: the caller's signal, or one team failing. */
+  private readonly stop = new AbortController();
+
+  constructor(options: SyncEngineOptions) {
+    this.o = {
+      once: false,
+      intervalMs: 60_000,
+      captureRetryMs: 180_000,
+      referencesMaxAgeMs: 86_400_000,
+      pageLimit: 100,
+      maxTransientFailures: 5,
+      logger: silent,
+      ...options,
+    };
+    const outer = options.signal;
+    if (outer?.aborted) this.stop.abort();
+    outer?.addEventListener('abort', () => this.stop.abort(), { once: true });
+  }
+
+  /** Reads `/teams` (every run: a team no longer listed has left the key) and syncs each team. */
+  async run(): Promise<Record<string, TeamOutcome>> {
+    const listed = await this.listedTeams();
+    let teams = listed;
+    if (this.o.team !== undefined) {
+      if (!listed.includes(this.o.team)) {
+        throw new Error(`team ${this.o.team} is not listed by /teams for this key`);
+      }
+      teams = [this.o.team];
+    }
+    // One team failing (a held lock, a revoked key) stops the others cleanly before the error is reported.
+    const settled = await Promise.allSettled(
+      teams.map(async (team) => {
+        try {
+          return [team, await this.runTeam(team)] as const;
+        } catch (err) {
+          this.stop.abort();
+          throw err;
+        }
+      }),
+    );
+    const failed = settled.find((s) => s.status === 'rejected');
+    if (failed) throw failed.reason;
+    return Object.fromEntries(settled.map((s) => (s as PromiseFulfilledResult<readonly [string, TeamOutcome]>).value));
+  }
+
+  private async listedTeams(): Promise<string[]> {
+    return (await this.withPause(() => this.o.client.teams())).data.map((t) => t.id);
+  }
+
+  /** One team's loop, under its lock. */
+  async runTeam(team: string): Promise<TeamOutcome> {
+    const { store } = this.o;
+    const lock = new SyncLock(store.db, keyDigest(this.o.key), team, this.o.lock);
+    await lock.acquire();
+    try {
+      return await this.loop(team, lock);
+    } finally {
+      await lock.release();
+    }
+  }
+
+  private async loop(team: string, lock: SyncLock): Promise<TeamOutcome> {
+    const { store, client, logger } = this.o;
+    const refs = new ReferenceIndex(store, team);
+    let refreshedThisRun = false;
+    let items = 0;
+    let failures = 0;
+    const startState = await store.teamState(team);
+    const initial = startState.cursor === null || startState.resyncing === 1;
+    logger.info({ team, initial }, 'team sync started');
+    while (!this.stop.signal.aborted) {
+      if (lock.lost) throw new Error(`lost the sync lock for ${team} to another process`);
+      try {
+        const state = await store.teamState(team);
+        const age = state.references_refreshed_at ? Date.now() - Date.parse(state.references_refreshed_at) : Infinity;
+        if (!refreshedThisRun || age > this.o.referencesMaxAgeMs) {
+          await this.withPause(() => refs.refresh(client));
+          refreshedThisRun = true;
+        }
+        const page = await this.withPause(() =>
+          client.changes({ team, cursor: state.cursor ?? undefined, limit: this.o.pageLimit }),
+        );
+        const result = await store.applyPage(team, page);
+        items += page.data.length;
+        failures = 0;
+        if (result.swept) logger.info({ team }, 'full resync finished; unmarked records deleted');
+        this.o.onProgress?.({ team, items, initial, hasMore: page.has_more });
+        const unknown = await refs.unknownIn(result.storedObjects);
+        if (unknown.size > 0) {
+          logger.info({ team, unknown: unknown.size }, 'items name unknown ids; refreshing references');
+          await this.withPause(() => refs.refresh(client, unknown));
+        }
+        if (page.has_more) continue;
+        if (this.o.once) return 'caught_up';
+        await this.sleep(this.o.intervalMs);
+      } catch (err) {
+        if (!(err instanceof CrmExportErrorClass)) throw err;
+        await store.recordError(team, describe(err));
+        const next = await this.handle(team, err);
+        if (next === 'retry') continue;
+        if (next === 'transient') {
+          failures++;
+          logger.warn({ team, err: describe(err), failures }, 'transient failure');
+          if (this.o.once && failures >= this.o.maxTransientFailures) throw err;
+          await this.sleep(Math.min(this.o.intervalMs, 2 ** failures * 1000));
+          continue;
+        }
+        if (typeof next === 'string' && !this.o.once && (next === 'restricted' || next === 'not_accessible')) {
+          await this.sleep(this.o.intervalMs);
+          continue;
+        }
+        if (next === 'not_ready' && !this.o.once) {
+          await this.sleep(this.o.captureRetryMs);
+          continue;
+        }
+        return next;
+      }
+    }
+    return 'stopped';
+  }
+
+  /** What to do after an error the client did not retry away. */
+  private async handle(team: string, err: CrmExportError): Promise<TeamOutcome | 'retry' | 'transient'> {
+    const { store, logger } = this.o;
+    if (err instanceof ConflictError && err.resyncRequired) {
+      // Rule 4: 410 sync_cursor_expired and 409 resync_required mean a full resync by mark and sweep.
+      logger.warn({ team, code: err.code }, 'full resync');
+      await store.startResync(team);
+      return 'retry';
+    }
+    if (err instanceof ConflictError && err.code === 'capture_not_ready') {
+      // Rule 4: keep everything and retry in a few minutes; never resync for it.
+      logger.info({ team }, 'team data not ready yet');
+      return 'not_ready';
+    }
+    if (err instanceof NotFoundError && err.code === 'team_not_accessible') {
+      // Rule 5: read /teams; delete the team's data and cursor only if it is no longer listed.
+      const listed = await this.listedTeams();
+      if (!listed.includes(team)) {
+        logger.warn({ team }, 'team no longer listed by /teams; deleting its data and cursor');
+        await store.deleteTeam(team);
+        return 'removed';
+      }
+      return 'not_accessible';
+    }
+    if (err instanceof RateLimitError && err.retryAfter !== null) {
+      // Quota or rate limit beyond the client's own patience: pause every team of the key.
+      this.pausedUntil = Math.max(this.pausedUntil, Date.now() + err.retryAfter * 1000);
+      logger.warn({ team, code: err.code, retry_after: err.retryAfter }, 'rate limited; waiting Retry-After');
+      return 'retry';
+    }
+    if (err instanceof PermissionError) return 'restricted';
+    if (
+      err instanceof ServerError ||
+      err instanceof ConnectionError ||
+      err instanceof RateLimitError ||
+      (err instanceof FirewallError && err.status === 429)
+    ) {
+      return 'transient';
+    }
+    if (err instanceof AuthenticationError) throw err;
+    throw err;
+  }
+
+  private async withPause<T>(fn: () => Promise<T>): Promise<T> {
+    const wait = this.pausedUntil - Date.now();
+    if (wait > 0) await this.sleep(wait);
+    return fn();
+  }
+
+  /** Sleeps, waking early when the run is aborted. */
+  private sleep(ms: number): Promise<void> {
+    const signal = this.stop.signal;
+    if (signal.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        resolve();
+      }
+      signal.addEventListener('abort', done, { once: true });
+    });
+  }
+}
+
+/** Code and status only: problem titles are safe, but never a record or a key. */
+function describe(err: CrmExportError): string {
+  return `${err.name} ${err.status}${err.code ? ` ${err.code}` : ''}: ${err.message}`;
+}
