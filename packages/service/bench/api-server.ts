@@ -1,0 +1,98 @@
+import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { Redis } from 'ioredis';
+import { createAccessControl } from '../src/access/create-access-control.js';
+import { systemClock } from '../src/clock.js';
+import { DEFAULT_LIMITS, type Limits } from '../src/config.js';
+import { buildApp } from '../src/http/app.js';
+import { PostgresStore } from '../src/store/postgres/postgres-store.js';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
+import type { Store } from '../src/store/store.js';
+import { type AccessMode, openAccess, withoutLimits } from './bench-access.js';
+import { BENCH_TEAM } from './lead-data.js';
+
+// The API under test, in a process of its own (started by harness.ts): the same buildApp the service
+// runs, over a bench database, with access control as the bench asks. Reports its port and, on request,
+// its peak RSS over IPC, like bare-server.ts. On request it also records a CPU profile of just the
+// measured load (the inspector's profiler, which --cpu-prof uses, started and stopped over IPC, so
+// start-up and module loading stay out of it).
+//
+//   node --import tsx bench/api-server.ts '{"url":"sqlite:...","access":"memory"}'
+
+export interface ApiServerConfig {
+  /** `sqlite:PATH` or `postgres://...`. */
+  url: string;
+  schema?: string;
+  access: AccessMode;
+  redisUrl?: string;
+}
+
+/** Rate limit and quota raised so the limiter does its work on every request but never refuses one. */
+export const BENCH_LIMITS: Limits = {
+  ...DEFAULT_LIMITS,
+  itemsPerMinute: 1e12,
+  readRequestsPerMinute: 1e12,
+  dailyItemQuota: 1e12,
+};
+
+const config = JSON.parse(process.argv[2] as string) as ApiServerConfig;
+const store: Store = config.url.startsWith('sqlite:')
+  ? new SqliteStore({ path: config.url.slice('sqlite:'.length) })
+  : new PostgresStore({ url: config.url, ...(config.schema ? { schema: config.schema } : {}) });
+await store.migrate();
+
+const redis =
+  config.access === 'redis'
+    ? new Redis(config.redisUrl ?? 'redis://127.0.0.1:6379', { enableOfflineQueue: false, maxRetriesPerRequest: 1 })
+    : undefined;
+if (redis) await new Promise((resolve) => redis.once('ready', resolve));
+// Each run counts under its own prefix so an earlier run's counters never interfere.
+const real = createAccessControl({
+  store,
+  clock: systemClock,
+  limits: BENCH_LIMITS,
+  redis,
+  redisPrefix: `crmx-bench-${randomUUID()}`,
+});
+const access =
+  config.access === 'open' ? openAccess([BENCH_TEAM]) : config.access === 'auth' ? withoutLimits(real) : real;
+
+const app = buildApp({ store, access, clock: systemClock, limits: BENCH_LIMITS, logger: false });
+await app.listen({ host: '127.0.0.1', port: 0 });
+const address = app.server.address();
+if (address && typeof address === 'object') process.send?.({ port: address.port });
+
+const profiler = new Session();
+process.on('message', (m: unknown) => {
+  if (m === 'profile-start') {
+    void (async () => {
+      profiler.connect();
+      await profiler.post('Profiler.enable');
+      await profiler.post('Profiler.start');
+      process.send?.({ profiling: true });
+    })();
+  }
+  if (typeof m === 'object' && m !== null && 'profileStop' in m) {
+    void (async () => {
+      const { profile } = await profiler.post('Profiler.stop');
+      writeFileSync((m as { profileStop: string }).profileStop, JSON.stringify(profile));
+      profiler.disconnect();
+      process.send?.({ profiled: true });
+    })();
+  }
+  if (m === 'rss') process.send?.({ maxRssKb: process.resourceUsage().maxRSS });
+  if (m === 'cpu') {
+    const { user, system } = process.cpuUsage();
+    process.send?.({ cpuUs: user + system });
+  }
+  if (m === 'stop') {
+    void (async () => {
+      await app.close();
+      redis?.disconnect();
+      await store.close();
+      // A normal exit, so --cpu-prof writes its profile.
+      process.exit(0);
+    })();
+  }
+});

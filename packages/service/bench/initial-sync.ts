@@ -1,0 +1,157 @@
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { pino } from 'pino';
+import { createIntegration } from '../src/access/integrations.js';
+import { systemClock } from '../src/clock.js';
+import { DEFAULT_LIMITS, type Limits } from '../src/config.js';
+import { startServer } from '../src/server.js';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
+import { Crm } from '../src/write/crm.js';
+import type { CrmEvent } from '../src/write/events.js';
+
+// Initial-sync throughput: items per second a consumer gets through HTTP (GET /v1/sync/changes at
+// limit=100, following next_cursor until has_more is false, hold-back 0) as a ratio of reading the
+// same rows straight from the database in one process (store.readFeed in pages of 100), same run.
+// Sizes are feed items (arguments; default 10,000 and 1,000,000). Databases are generated once, as
+// client leads (three items each: lead and its two facets) through Crm.applyBatch, and cached under
+// packages/service/.bench/ so reruns reuse them.
+//
+//   node --import tsx bench/initial-sync.ts [items ...]
+
+const TEAM = 'team_Bench';
+const LEADS_PER_BATCH = 2_000;
+const AT = '2026-01-10T10:00:00.000Z';
+/** Pages read before timing, so both sides run warm (JIT, page cache). */
+const WARM_UP_PAGES = 30;
+const CACHE = fileURLToPath(new URL('../.bench/', import.meta.url));
+
+interface Dataset {
+  path: string;
+  key: string;
+  items: number;
+}
+
+async function dataset(items: number): Promise<Dataset> {
+  const path = `${CACHE}initial-sync-${items}.db`;
+  const info = `${CACHE}initial-sync-${items}.json`;
+  if (existsSync(path) && existsSync(info))
+    return { path, items, ...(JSON.parse(readFileSync(info, 'utf8')) as { key: string }) };
+  mkdirSync(CACHE, { recursive: true });
+  const building = `${path}.building`;
+  for (const suffix of ['', '-wal', '-shm']) rmSync(building + suffix, { force: true });
+  const store = new SqliteStore({ path: building });
+  await store.migrate();
+  const crm = new Crm(store, systemClock);
+  await crm.applyBatch([
+    { type: 'organization.upsert', at: AT, organization: 'orgBench', name: 'Bench', plan: 'api_included' },
+    { type: 'team.upsert', at: AT, team: TEAM, organization: 'orgBench', name: 'Bench', captured_at: AT },
+  ]);
+  const leads = Math.ceil(items / 3);
+  const started = Date.now();
+  for (let done = 0; done < leads; done += LEADS_PER_BATCH) {
+    const batch: CrmEvent[] = [];
+    for (let i = done; i < Math.min(leads, done + LEADS_PER_BATCH); i++) {
+      batch.push({
+        type: 'lead.created',
+        at: AT,
+        team: TEAM,
+        lead: `lead_b${i}`,
+        status: null,
+        name: 'Ada',
+        surname: `Lovelace${i}`,
+        email: `ada${i}@example.com`,
+        phone: '+493012345678',
+        tags: ['lead'],
+      });
+    }
+    await crm.applyBatch(batch);
+    process.stderr.write(`\rgenerating ${items} items: ${Math.min(leads, done + LEADS_PER_BATCH)}/${leads} leads`);
+  }
+  process.stderr.write(` (${((Date.now() - started) / 1000).toFixed(0)} s)\n`);
+  const { key } = await createIntegration(store, systemClock, { teams: [TEAM], name: 'initial-sync bench' });
+  await store.close();
+  renameSync(building, path);
+  writeFileSync(info, JSON.stringify({ key }));
+  return { path, key, items };
+}
+
+async function direct(path: string): Promise<{ items: number; ms: number }> {
+  const store = new SqliteStore({ path });
+  await store.migrate();
+  for (let i = 0, after = 0; i < WARM_UP_PAGES; i++)
+    after = (await store.readFeed(TEAM, after, 100)).at(-1)?.pos ?? after;
+  const started = performance.now();
+  let items = 0;
+  for (let after = 0; ; ) {
+    const rows = await store.readFeed(TEAM, after, 100);
+    const last = rows[rows.length - 1];
+    if (!last) break;
+    items += rows.length;
+    after = last.pos;
+  }
+  const ms = performance.now() - started;
+  await store.close();
+  return { items, ms };
+}
+
+async function http(path: string, key: string): Promise<{ items: number; ms: number; requests: number }> {
+  const store = new SqliteStore({ path });
+  await store.migrate();
+  // No hold-back, and rate limit and quota out of the way: this measures the feed, not the limits.
+  const limits: Limits = { ...DEFAULT_LIMITS, feedHoldBackMs: 0, itemsPerMinute: 1e12, dailyItemQuota: 1e12 };
+  const server = await startServer({
+    store,
+    host: '127.0.0.1',
+    port: 0,
+    limits,
+    logger: pino({ level: 'silent' }),
+    handleSignals: false,
+  });
+  const headers = { authorization: `Bearer ${key}` };
+  for (let i = 0, cursor = ''; i < WARM_UP_PAGES; i++) {
+    const response = await fetch(`${server.origin}/v1/sync/changes?limit=100${cursor}`, { headers });
+    cursor = `&cursor=${((await response.json()) as { next_cursor: string }).next_cursor}`;
+  }
+  const started = performance.now();
+  let items = 0;
+  let requests = 0;
+  try {
+    for (let cursor: string | undefined; ; ) {
+      const query = cursor === undefined ? 'limit=100' : `limit=100&cursor=${cursor}`;
+      const response = await fetch(`${server.origin}/v1/sync/changes?${query}`, { headers });
+      if (response.status !== 200) throw new Error(`HTTP ${response.status}: ${await response.text()}`);
+      const page = (await response.json()) as { data: unknown[]; has_more: boolean; next_cursor: string };
+      requests++;
+      items += page.data.length;
+      cursor = page.next_cursor;
+      if (!page.has_more) break;
+    }
+  } finally {
+    await server.close();
+  }
+  return { items, ms: performance.now() - started, requests };
+}
+
+const sizes = process.argv.slice(2).map(Number);
+const rows: string[] = [];
+for (const size of sizes.length ? sizes : [10_000, 1_000_000]) {
+  if (!Number.isSafeInteger(size) || size < 1) throw new Error(`not a size: ${size}`);
+  const data = await dataset(size);
+  const db = await direct(data.path);
+  const api = await http(data.path, data.key);
+  if (api.items !== db.items) throw new Error(`HTTP delivered ${api.items} items, the database holds ${db.items}`);
+  const perSecond = (r: { items: number; ms: number }) => r.items / (r.ms / 1000);
+  rows.push(
+    `| ${size.toLocaleString('en')} | ${db.items.toLocaleString('en')} | ${Math.round(perSecond(db)).toLocaleString('en')} | ${Math.round(perSecond(api)).toLocaleString('en')} | ${(perSecond(api) / perSecond(db)).toFixed(3)} | ${(api.ms / api.requests).toFixed(2)} |`,
+  );
+}
+process.stdout.write(
+  [
+    '### Initial sync (SQLite, one consumer, limit=100, hold-back 0)',
+    '',
+    '| records | feed items | database items/s | HTTP items/s | HTTP / database | ms per page |',
+    '|---:|---:|---:|---:|---:|---:|',
+    ...rows,
+    '',
+  ].join('\n'),
+);

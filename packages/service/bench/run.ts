@@ -1,0 +1,140 @@
+import { execFile } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { authBench } from './auth-bench.js';
+import type { LoadPlan } from './harness.js';
+import { CACHE_DIR } from './lead-data.js';
+import { listBench } from './list-bench.js';
+import { pgBench } from './pg-bench.js';
+
+// `npm run bench`: every benchmark of the issues in one run. Each prints a markdown table of ratios
+// against a baseline measured in the same run; the whole report goes to .bench/results.md too.
+// docs/performance.md explains what each one measures and the figures measured so far.
+
+const BENCHES = ['list', 'auth', 'pg', 'feed'] as const;
+type Bench = (typeof BENCHES)[number];
+
+const USAGE = `npm run bench -- [options]
+  --only list,auth,pg,feed   benchmarks to run (default: all)
+                             list: issue 2 (API vs bare server, deep page, memory)
+                             auth: issue 3 (authentication and limiter cost)
+                             pg:   issue 5 (PostgreSQL vs SQLite, vs plain SELECT)
+                             feed: initial sync (bench/initial-sync.ts)
+  --quick                    short run: 1 round of 3 s, 100,000 leads for the large set
+  --seconds N                seconds per measurement (default 10)
+  --warm-up N                warm-up seconds per variant (default 3)
+  --rounds N                 interleaved rounds per measurement (default 3)
+  --connections N            concurrent connections (default 10)
+  --small N, --large N       leads of the small and large list data sets (default 10,000 and 1,000,000)
+  --leads N                  leads for the auth and pg benchmarks (default 10,000)
+  --sync-sizes A,B           feed items for the initial-sync benchmark (default 10000,1000000)
+  --profile                  CPU-profile the API under the list load (.bench/profiles/)
+  --redis URL                Redis for the limiter (default REDIS_URL or redis://127.0.0.1:6379)
+  --out FILE                 where the report goes (default .bench/results.md)`;
+
+const { values } = parseArgs({
+  options: {
+    only: { type: 'string' },
+    quick: { type: 'boolean', default: false },
+    seconds: { type: 'string' },
+    'warm-up': { type: 'string' },
+    rounds: { type: 'string' },
+    connections: { type: 'string' },
+    small: { type: 'string' },
+    large: { type: 'string' },
+    leads: { type: 'string' },
+    'sync-sizes': { type: 'string' },
+    profile: { type: 'boolean', default: false },
+    redis: { type: 'string' },
+    out: { type: 'string' },
+    help: { type: 'boolean', default: false },
+  },
+});
+if (values.help) {
+  process.stdout.write(`${USAGE}\n`);
+  process.exit(0);
+}
+
+function count(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n < 1) throw new Error(`--${name} takes a positive whole number, not ${value}`);
+  return n;
+}
+
+const quick = values.quick;
+const only = (values.only?.split(',') ?? [...BENCHES]).map((s) => s.trim());
+for (const name of only) {
+  if (!(BENCHES as readonly string[]).includes(name)) throw new Error(`--only: unknown benchmark ${name}\n${USAGE}`);
+}
+const plan: LoadPlan = {
+  seconds: count('seconds', values.seconds, quick ? 3 : 10),
+  warmUpSeconds: count('warm-up', values['warm-up'], quick ? 1 : 3),
+  rounds: count('rounds', values.rounds, quick ? 1 : 3),
+  connections: count('connections', values.connections, 10),
+};
+const small = count('small', values.small, 10_000);
+const large = count('large', values.large, quick ? 100_000 : 1_000_000);
+const leads = count('leads', values.leads, 10_000);
+const syncSizes = values['sync-sizes']?.split(',') ?? (quick ? ['10000'] : ['10000', '1000000']);
+const redisUrl = values.redis ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/** bench/initial-sync.ts is a script (its own argument handling and output): run it as a child. */
+function initialSync(sizes: readonly string[]): Promise<string> {
+  const script = fileURLToPath(new URL('./initial-sync.ts', import.meta.url));
+  return new Promise((resolve, reject) => {
+    const child = execFile(
+      process.execPath,
+      ['--import', 'tsx', script, ...sizes],
+      { maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout) => (error ? reject(error) : resolve(stdout)),
+    );
+    child.stderr?.pipe(process.stderr);
+  });
+}
+
+const load = () =>
+  loadavg()
+    .map((n) => n.toFixed(1))
+    .join(', ');
+const header = [
+  '# Benchmark results',
+  '',
+  `Run ${new Date().toISOString()}: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown CPU'}), Node ${process.version}, load average at start ${load()}.`,
+  `Arguments: ${process.argv.slice(2).join(' ') || '(defaults)'}; ${plan.rounds} round(s) of ${plan.seconds} s per variant after ${plan.warmUpSeconds} s warm-up, ${plan.connections} connections.`,
+  'Ratios are medians of per-round ratios; the variants of a benchmark run interleaved, round after round.',
+  '',
+].join('\n');
+process.stdout.write(`${header}\n`);
+
+const sections: string[] = [header];
+const failures: string[] = [];
+const runners: Record<Bench, () => Promise<string>> = {
+  list: () => listBench({ plan, small, large, ...(values.profile ? { profileDir: `${CACHE_DIR}profiles` } : {}) }),
+  auth: () => authBench({ plan, leads, redisUrl }),
+  pg: () => pgBench({ plan, leads }),
+  feed: () => initialSync(syncSizes),
+};
+for (const name of BENCHES) {
+  if (!only.includes(name)) continue;
+  try {
+    const section = await runners[name]();
+    sections.push(section);
+    process.stdout.write(`${section}\n`);
+  } catch (error) {
+    // One failing benchmark (say, PostgreSQL down) still leaves the others' results.
+    const message = `### ${name}: failed\n\n${error instanceof Error ? error.message : String(error)}\n`;
+    failures.push(name);
+    sections.push(message);
+    process.stdout.write(`${message}\n`);
+  }
+}
+sections.push(`Load average at end: ${load()}.\n`);
+const out = values.out ?? `${CACHE_DIR}results.md`;
+mkdirSync(dirname(out), { recursive: true });
+writeFileSync(out, sections.join('\n'));
+process.stdout.write(`Results written to ${out}\n`);
+if (failures.length > 0) process.exitCode = 1;
