@@ -1,8 +1,8 @@
 import type { Clock } from '../clock.js';
 import type { Store } from '../store/store.js';
 import { createBooking, deleteBooking, updateBooking } from './booking-operations.js';
-import { recordCall, removeCallEvent, updateCall } from './call-operations.js';
 import { CachedTx } from './cached-tx.js';
+import { recordCall, removeCallEvent, updateCall } from './call-operations.js';
 import { type CrmOptions, DEFAULT_CRM_OPTIONS, WriteContext } from './context.js';
 import {
   eraseMessage,

@@ -1,5 +1,5 @@
-import { iso } from '../clock.js';
 import type { Clock } from '../clock.js';
+import { iso } from '../clock.js';
 import { FEED_KINDS, type FeedKind, type RecordKind, type RemovalReason } from '../schemas/enums.js';
 import type { RecordRow, WriteTx } from '../store/store.js';
 import { CachedTx, type RecordMemo } from './cached-tx.js';
@@ -16,15 +16,29 @@ const FEED = new Set<string>(FEED_KINDS);
 /** Projections of feed records carry `version` and `updated_at` placeholders that `publish` fills. */
 export type Projection = Record<string, unknown> & { version: number; updated_at: string };
 
+const SLOT = '"version":-1,"updated_at":""';
+
+/**
+ * The projection serialized once with a slot for `version` and `updated_at` (adjacent in every
+ * projection), so comparing with the stored JSON and writing the new version cost one `JSON.stringify`.
+ */
+function serializer(projection: Projection): (version: number, updatedAt: string) => string {
+  const template = JSON.stringify({ ...projection, version: -1, updated_at: '' });
+  const at = template.indexOf(SLOT);
+  if (at < 0) return (version, updatedAt) => JSON.stringify({ ...projection, version, updated_at: updatedAt });
+  const head = template.slice(0, at);
+  const tail = template.slice(at + SLOT.length);
+  return (version, updatedAt) => `${head}"version":${version},"updated_at":${JSON.stringify(updatedAt)}${tail}`;
+}
+
 /**
  * Whether the stored JSON is the projection with the stored version and time. Stored JSON is what
  * `JSON.stringify` made of a projection (same key order), so comparing strings is comparing the
  * exported fields, without parsing the stored record.
  */
-function sameExported(stored: RecordMemo & { json: string }, projection: Projection): boolean {
+function sameExported(stored: RecordMemo & { json: string }, serialize: ReturnType<typeof serializer>): boolean {
   const updatedAt = stored.updatedAt ?? storedUpdatedAt(stored.json);
-  if (updatedAt === undefined) return false;
-  return JSON.stringify({ ...projection, version: stored.version, updated_at: updatedAt }) === stored.json;
+  return updatedAt !== undefined && serialize(stored.version, updatedAt) === stored.json;
 }
 
 /**
@@ -80,11 +94,13 @@ export async function publish(
 ): Promise<boolean> {
   const existing = await cached(tx).current(kind, id);
   if (existing?.removed) throw new WriteError(`${kind} ${id} was removed; a record that comes back needs a new id`);
-  if (existing?.json && sameExported({ ...existing, json: existing.json }, projection)) return false;
+  const serialize = serializer(projection);
+  if (existing?.json && sameExported({ ...existing, json: existing.json }, serialize)) return false;
   const now = clock.now();
+  const at = iso(now);
   const version = (existing?.version ?? 0) + 1;
-  const json = JSON.stringify({ ...projection, version, updated_at: iso(now) });
-  await tx.putRecord(row(kind, id, team, version, iso(now), json, filters));
+  const json = serialize(version, at);
+  await tx.putRecord(row(kind, id, team, version, at, json, filters));
   await tx.appendFeed({ team, kind, id, version, recordedAt: now, body: json, removed: null });
   return true;
 }
