@@ -3,10 +3,10 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SYNC_BIN } from './e2e/service-process.js';
 import { type FakeServer, leadObject, startFakeServer } from './support/fake-server.js';
+import { inspectDatabase } from './support/sqlite-inspect.js';
 
 let fake: FakeServer;
 let dir: string;
@@ -80,7 +80,7 @@ describe('crm-export sync / mirror status', () => {
     first.child.kill('SIGTERM');
     const res = await first.done;
     expect(res.code, res.stderr).toBe(0);
-    const db = new Database(join(dir, 'mirror.db'), { readonly: true });
+    const db = inspectDatabase(join(dir, 'mirror.db'));
     expect(db.prepare('select count(*) n from mirror_locks').get()).toEqual({ n: 0 });
     expect(db.prepare('select cursor from mirror_teams').get()).toEqual({ cursor: `cur_${T}_4` });
     db.close();

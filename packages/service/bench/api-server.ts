@@ -26,6 +26,8 @@ export interface ApiServerConfig {
   schema?: string;
   access: AccessMode;
   redisUrl?: string;
+  /** False turns the page cache off, so every request reads its rows from the store. */
+  pageCache?: boolean;
 }
 
 /** Rate limit and quota raised so the limiter does its work on every request but never refuses one. */
@@ -58,7 +60,14 @@ const real = createAccessControl({
 const access =
   config.access === 'open' ? openAccess([BENCH_TEAM]) : config.access === 'auth' ? withoutLimits(real) : real;
 
-const app = buildApp({ store, access, clock: systemClock, limits: BENCH_LIMITS, logger: false });
+const app = buildApp({
+  store,
+  access,
+  clock: systemClock,
+  limits: BENCH_LIMITS,
+  logger: false,
+  ...(config.pageCache === false ? { pageCacheBytes: 0 } : {}),
+});
 await app.listen({ host: '127.0.0.1', port: 0 });
 const address = app.server.address();
 if (address && typeof address === 'object') process.send?.({ port: address.port });

@@ -1,6 +1,6 @@
 // The service's current data, read from its SQLite database (test only), against the mirror.
 import { isDeepStrictEqual } from 'node:util';
-import Database from 'better-sqlite3';
+import { inspectDatabase } from '../support/sqlite-inspect.js';
 
 const FEED_KINDS = [
   'lead',
@@ -25,8 +25,8 @@ export interface MirrorDiff {
 }
 
 export function compareMirror(servicePath: string, mirrorPath: string, teams: string[]): MirrorDiff {
-  const svc = new Database(servicePath, { readonly: true, fileMustExist: true });
-  const mir = new Database(mirrorPath, { readonly: true, fileMustExist: true });
+  const svc = inspectDatabase(servicePath);
+  const mir = inspectDatabase(mirrorPath);
   try {
     const marks = teams.map(() => '?').join(',');
     const kinds = FEED_KINDS.map(() => '?').join(',');

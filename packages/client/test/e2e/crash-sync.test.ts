@@ -5,7 +5,6 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   FAULT_KINDS,
@@ -15,6 +14,7 @@ import {
   seededRandom,
 } from '../../src/fault-proxy/fault-plan.js';
 import { type FaultProxy, startFaultProxy } from '../../src/fault-proxy/fault-proxy.js';
+import { inspectDatabase } from '../support/sqlite-inspect.js';
 import { compareMirror } from './compare-mirror.js';
 import { runService, SYNC_BIN, serviceUnavailableReason, startServe } from './service-process.js';
 
@@ -108,7 +108,7 @@ describe.skipIf(unavailable !== null)(
 
     /** Random changes through the write side (`crm-export ingest`), while a sync process runs. */
     function randomChanges(random: () => number): string {
-      const svc = new Database(servicePath, { readonly: true });
+      const svc = inspectDatabase(servicePath);
       const leads = svc.prepare("select id from records where kind = 'lead' and removed is null").all() as {
         id: string;
       }[];

@@ -13,6 +13,7 @@ import type { App, HttpDeps } from './context.js';
 import { CursorCodec, loadCursorSecret } from './cursor.js';
 import { accessHook, firewall } from './firewall.js';
 import { NAMED_SCHEMAS, OPENAPI_OPTIONS } from './openapi.js';
+import { DEFAULT_PAGE_CACHE_BYTES, PageCache } from './page-cache.js';
 import { handleError, sendPlain, sendProblem } from './problem.js';
 import { registerFeedRoutes } from './routes/feed.js';
 import { registerLeadRoutes } from './routes/leads.js';
@@ -29,6 +30,8 @@ export interface BuildAppOptions {
   logger?: Logger | false;
   /** Named by `Service-Release` on /v1/health. */
   release?: string;
+  /** Bytes of finished list pages kept per process (0 turns the cache off). */
+  pageCacheBytes?: number;
 }
 
 /** The API as a Fastify instance, not listening. The cursor secret is loaded on `ready()`. */
@@ -60,7 +63,16 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
   // Routes get an access control whose checkTeam also checks capture (409 capture_not_ready, or 404
   // for a single record); the hook tells it which kind of route runs.
   const gate = captureGate(access, store);
-  const deps: HttpDeps = { store, access: gate.access, clock, limits, cursors, release: options.release ?? RELEASE };
+  const pages = new PageCache(options.pageCacheBytes ?? DEFAULT_PAGE_CACHE_BYTES);
+  const deps: HttpDeps = {
+    store,
+    access: gate.access,
+    clock,
+    limits,
+    cursors,
+    release: options.release ?? RELEASE,
+    pages,
+  };
 
   app.decorateRequest('principal', null);
   app.addHook('onReady', async () => {

@@ -14,6 +14,7 @@ import { ApiError } from '../errors/catalogue.js';
 import type { Scope } from '../schemas/enums.js';
 import type { Store } from '../store/store.js';
 import type { CursorCodec } from './cursor.js';
+import type { PageCache } from './page-cache.js';
 
 /** What every route module gets. */
 export interface HttpDeps {
@@ -23,6 +24,8 @@ export interface HttpDeps {
   limits: Limits;
   cursors: CursorCodec;
   release: string;
+  /** Finished pages of the paged lists, reused while the team's feed head stays put. */
+  pages: PageCache;
 }
 
 export type App = FastifyInstance<
@@ -78,7 +81,7 @@ export function headerTeam(request: FastifyRequest, principal: Principal): strin
 
 /** A handler's answer: the JSON text and how many items it returned (for the quota). */
 export interface Answer {
-  json: string;
+  json: string | Buffer;
   items: number;
 }
 
@@ -93,7 +96,7 @@ export async function withReservation(
   items: number,
   countsTowardQuota: boolean,
   work: () => Promise<Answer>,
-): Promise<string> {
+): Promise<string | Buffer> {
   const reservation = await access.reserve(principal, rateClass, items, countsTowardQuota);
   let answer: Answer;
   try {

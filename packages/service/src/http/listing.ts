@@ -1,6 +1,6 @@
+import { ApiError } from '../errors/catalogue.js';
 import type { RecordKind } from '../schemas/enums.js';
 import type { ListFilter, PageRow, Store } from '../store/store.js';
-import { ApiError } from '../errors/catalogue.js';
 
 // Reading stored JSON for the routes: keyset pages, whole never-paged lists, single records.
 

@@ -2,6 +2,7 @@ import type { SwaggerOptions } from '@fastify/swagger';
 import type { TSchema } from 'typebox';
 import { RELEASE } from '../config.js';
 import { FeedPage, ListOf, Problem } from '../schemas/envelope.js';
+import { ServiceTeamHeader } from '../schemas/params.js';
 import {
   Activity,
   Board,
@@ -19,7 +20,6 @@ import {
   Stage,
   Team,
 } from '../schemas/records.js';
-import { ServiceTeamHeader } from '../schemas/params.js';
 
 // The OpenAPI 3.1 document comes from the route schemas; these are the parts no route carries.
 

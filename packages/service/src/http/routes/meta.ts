@@ -1,6 +1,6 @@
-import { Health, Integration } from '../../schemas/records.js';
-import { NoQuery } from '../../schemas/params.js';
 import { SCOPES } from '../../schemas/enums.js';
+import { NoQuery } from '../../schemas/params.js';
+import { Health, Integration } from '../../schemas/records.js';
 import type { App, HttpDeps } from '../context.js';
 import { principalOf, withReservation } from '../context.js';
 import { responses, secured } from '../openapi.js';

@@ -34,7 +34,7 @@ export function filterKey(filter: ListFilter | undefined): string {
 
 /** A paged list of one record kind of the request's team (Service-Team), keyset by `seq`. */
 export function registerPagedList(app: App, deps: HttpDeps, spec: PagedListSpec): void {
-  const { store, access, cursors } = deps;
+  const { store, access, cursors, pages } = deps;
   app.get(
     spec.url,
     {
@@ -60,23 +60,29 @@ export function registerPagedList(app: App, deps: HttpDeps, spec: PagedListSpec)
         if (spec.checkCursor) await spec.checkCursor(deps, position.id);
         after = position.seq;
       }
-      const json = await withReservation(access, principal, 'sync', limit, true, async () => {
+      const cacheKey = `${spec.endpoint}\u0000${scope.team}\u0000${scope.filter}\u0000${after}\u0000${limit}`;
+      const body = await withReservation(access, principal, 'sync', limit, true, async () => {
+        // The head first, then the rows (see page-cache.ts for why this order makes the cache exact).
+        const head = pages.enabled ? await store.feedHead(team) : 0;
+        const cached = pages.enabled ? pages.get(cacheKey, head) : undefined;
+        if (cached) return { json: cached.body, items: cached.items };
         const page = await readPage(store, team, spec.kind, filter, after, limit);
         const last = page.rows[page.rows.length - 1];
         const next =
           page.hasMore && last
             ? encodeListCursor(cursors, scope, { seq: last.seq, id: spec.checkCursor ? idOf(last.json) : '' })
             : null;
-        return {
-          json: listJson(
+        const bytes = Buffer.from(
+          listJson(
             page.rows.map((r) => r.json),
             page.hasMore,
             next,
           ),
-          items: page.rows.length,
-        };
+        );
+        if (pages.enabled) pages.set(cacheKey, head, bytes, page.rows.length);
+        return { json: bytes, items: page.rows.length };
       });
-      return reply.header('content-type', JSON_TYPE).send(json);
+      return reply.header('content-type', JSON_TYPE).send(body);
     },
   );
 }

@@ -1,6 +1,6 @@
+import type { RecordKind, Scope } from '../../schemas/enums.js';
 import { NoQuery, PathId } from '../../schemas/params.js';
 import { BookingService, Member, Team } from '../../schemas/records.js';
-import type { RecordKind, Scope } from '../../schemas/enums.js';
 import type { App, HttpDeps } from '../context.js';
 import { headerTeam, listJson, principalOf, withReservation } from '../context.js';
 import { NEVER_PAGED_RESERVATION, readAll, readableRecord } from '../listing.js';

@@ -69,7 +69,7 @@ export class SqliteStore implements Store {
     );
     // 64 MiB of pages for the writer (the default is 2 MiB): every write walks the records, entities
     // and feed indexes, and at millions of rows each miss is a read from the file.
-    this.writer.pragma('cache_size = -65536');
+    this.writer.exec('PRAGMA cache_size = -65536');
   }
 
   async migrate(): Promise<void> {
