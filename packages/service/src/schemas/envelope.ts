@@ -1,7 +1,7 @@
 import { type Static, type TSchema, Type } from 'typebox';
 import { FEED_KINDS, REMOVAL_REASONS } from './enums.js';
-import { Activity, Board, Booking, Call, Conversation, Lead, LeadAttribution, LeadResponse } from './records.js';
 import { Nullable, Record_, StringEnum } from './helpers.js';
+import { Activity, Board, Booking, Call, Conversation, Lead, LeadAttribution, LeadResponse } from './records.js';
 
 /** The list envelope every list endpoint answers with. */
 export function ListOf<T extends TSchema>(item: T, $id: string) {

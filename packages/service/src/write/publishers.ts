@@ -2,6 +2,7 @@ import type { Entity } from '../store/store.js';
 import { callOutcome } from './call-outcome.js';
 import type { WriteContext } from './context.js';
 import { publish, publishListed } from './publish.js';
+import { teamTimezone } from './timezone.js';
 import type {
   BoardState,
   BookingServiceState,
@@ -13,7 +14,6 @@ import type {
   MessageState,
   TeamState,
 } from './types.js';
-import { teamTimezone } from './timezone.js';
 
 // Projections: internal state to exported records, with keys in the order the schemas in
 // src/schemas/records.ts list them (the stored JSON is served as is).

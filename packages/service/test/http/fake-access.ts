@@ -5,8 +5,8 @@ import type {
   RateClass,
   Reservation,
 } from '../../src/access/access-control.js';
-import { ApiError } from '../../src/errors/catalogue.js';
 import type { ErrorCode } from '../../src/errors/catalogue.js';
+import { ApiError } from '../../src/errors/catalogue.js';
 import { SCOPES, type Scope } from '../../src/schemas/enums.js';
 
 // A small in-test AccessControl for the HTTP layer's own rules (firewall, validation, binding,

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/errors/catalogue.js';
 import type { Store } from '../../src/store/store.js';
-import { KEY_A, KEY_AB, TEAM_A, team, put } from './fixtures.js';
 import { bodyText, expectProblem } from './expect-problem.js';
+import { KEY_A, KEY_AB, put, TEAM_A, team } from './fixtures.js';
 import { auth, type Harness, harness } from './harness.js';
 
 describe('errors', () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectProblem } from './expect-problem.js';
-import { KEY_A, KEY_AB, KEY_NONE, TEAM_A, TEAM_B, TEAM_C, call, lead, put, team } from './fixtures.js';
+import { call, KEY_A, KEY_AB, KEY_NONE, lead, put, TEAM_A, TEAM_B, TEAM_C, team } from './fixtures.js';
 import { auth, type Harness, harness } from './harness.js';
 
 const TEAM_ENDPOINTS = [

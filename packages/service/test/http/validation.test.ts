@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEY_A, TEAM_A, lead, put, team } from './fixtures.js';
-import { auth, type Harness, harness } from './harness.js';
 import { bodyText, expectProblem } from './expect-problem.js';
+import { KEY_A, lead, put, TEAM_A, team } from './fixtures.js';
+import { auth, type Harness, harness } from './harness.js';
 
 const LEAD = 'lead_V1';
 

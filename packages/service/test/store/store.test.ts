@@ -132,13 +132,23 @@ describeEachBackend('Store', (makeStore) => {
     await expect(
       store.write(async (tx) => {
         await tx.putRecord(lead('lead_1', 't'));
-        await tx.appendFeed({ team: 't', kind: 'lead', id: 'lead_1', version: 1, recordedAt: 1, body: '{}', removed: null });
+        await tx.appendFeed({
+          team: 't',
+          kind: 'lead',
+          id: 'lead_1',
+          version: 1,
+          recordedAt: 1,
+          body: '{}',
+          removed: null,
+        });
         throw new Error('boom');
       }),
     ).rejects.toThrow('boom');
     expect(await store.getRecord('lead', 'lead_1')).toBeUndefined();
     expect(await store.feedHead('t')).toBe(0);
-    await store.write((tx) => tx.appendFeed({ team: 't', kind: 'lead', id: 'l', version: 1, recordedAt: 1, body: '{}', removed: null }));
+    await store.write((tx) =>
+      tx.appendFeed({ team: 't', kind: 'lead', id: 'l', version: 1, recordedAt: 1, body: '{}', removed: null }),
+    );
     expect(await store.feedHead('t')).toBe(1);
   });
 

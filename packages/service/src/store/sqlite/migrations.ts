@@ -39,8 +39,12 @@ const v1: Migration = {
     await sql`CREATE INDEX records_stage ON records (team, kind, stage, seq) WHERE removed IS NULL`.execute(db);
     await sql`CREATE INDEX records_status ON records (team, kind, status, seq) WHERE removed IS NULL`.execute(db);
     await sql`CREATE INDEX records_lead ON records (team, kind, lead, seq) WHERE removed IS NULL`.execute(db);
-    await sql`CREATE INDEX records_email ON records (team, email) WHERE removed IS NULL AND email IS NOT NULL`.execute(db);
-    await sql`CREATE INDEX records_phone ON records (team, phone) WHERE removed IS NULL AND phone IS NOT NULL`.execute(db);
+    await sql`CREATE INDEX records_email ON records (team, email) WHERE removed IS NULL AND email IS NOT NULL`.execute(
+      db,
+    );
+    await sql`CREATE INDEX records_phone ON records (team, phone) WHERE removed IS NULL AND phone IS NOT NULL`.execute(
+      db,
+    );
 
     await sql`CREATE TABLE feed (
       team TEXT NOT NULL,
