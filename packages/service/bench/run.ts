@@ -14,15 +14,17 @@ import { pgBench } from './pg-bench.js';
 // against a baseline measured in the same run; the whole report goes to .bench/results.md too.
 // docs/performance.md explains what each one measures and the figures measured so far.
 
-const BENCHES = ['list', 'auth', 'pg', 'feed'] as const;
+const BENCHES = ['list', 'auth', 'pg', 'feed', 'mirror'] as const;
 type Bench = (typeof BENCHES)[number];
 
 const USAGE = `npm run bench -- [options]
-  --only list,auth,pg,feed   benchmarks to run (default: all)
+  --only list,auth,pg,feed,mirror   benchmarks to run (default: all)
                              list: issue 2 (API vs bare server, deep page, memory)
                              auth: issue 3 (authentication and limiter cost)
                              pg:   issue 5 (PostgreSQL vs SQLite, vs plain SELECT)
                              feed: initial sync (bench/initial-sync.ts)
+                             mirror: the reference consumer's initial sync into SQLite
+                             (packages/client/bench/run.ts)
   --quick                    short run: 1 round of 3 s, 100,000 leads for the large set
   --seconds N                seconds per measurement (default 10)
   --warm-up N                warm-up seconds per variant (default 3)
@@ -82,13 +84,13 @@ const leads = count('leads', values.leads, 10_000);
 const syncSizes = values['sync-sizes']?.split(',') ?? (quick ? ['10000'] : ['10000', '1000000']);
 const redisUrl = values.redis ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
-/** bench/initial-sync.ts is a script (its own argument handling and output): run it as a child. */
-function initialSync(sizes: readonly string[]): Promise<string> {
-  const script = fileURLToPath(new URL('./initial-sync.ts', import.meta.url));
+/** A benchmark script with its own arguments and output (bench/initial-sync.ts, the client's), run as a child. */
+function script(path: string, args: readonly string[]): Promise<string> {
+  const file = fileURLToPath(new URL(path, import.meta.url));
   return new Promise((resolve, reject) => {
     const child = execFile(
       process.execPath,
-      ['--import', 'tsx', script, ...sizes],
+      ['--import', 'tsx', file, ...args],
       { maxBuffer: 16 * 1024 * 1024 },
       (error, stdout) => (error ? reject(error) : resolve(stdout)),
     );
@@ -116,7 +118,9 @@ const runners: Record<Bench, () => Promise<string>> = {
   list: () => listBench({ plan, small, large, ...(values.profile ? { profileDir: `${CACHE_DIR}profiles` } : {}) }),
   auth: () => authBench({ plan, leads, redisUrl }),
   pg: () => pgBench({ plan, leads }),
-  feed: () => initialSync(syncSizes),
+  feed: () => script('./initial-sync.ts', syncSizes),
+  // The sync engine's initial sync of 1,000,000 records (100,000 with --quick) against the feed read alone.
+  mirror: () => script('../../client/bench/run.ts', ['--records', quick ? '100000' : '1000000']),
 };
 for (const name of BENCHES) {
   if (!only.includes(name)) continue;

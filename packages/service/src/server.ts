@@ -51,9 +51,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const clock = options.clock ?? systemClock;
   const limits = options.limits ?? DEFAULT_LIMITS;
   const logger = options.logger ?? createLogger();
-  // No offline queue: while Redis reconnects the limiters fall back to memory instead of waiting (docs/limits.md).
+  // No offline queue: while Redis reconnects the limiters fall back to memory instead of waiting; a command
+  // timeout does the same when Redis stops answering without closing the connection (docs/limits.md).
   const redis = options.redisUrl
-    ? new Redis(options.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 })
+    ? new Redis(options.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 1000 })
     : null;
   redis?.on('error', (error: Error) => logger.warn({ error: error.message }, 'redis unavailable'));
   if (redis) await redisReady(redis, logger);

@@ -34,9 +34,13 @@ export function runService(args: string[], input?: string): string {
 }
 
 /** Runs `crm-export serve` on a free port and resolves with its `/v1` base URL. */
-export async function startServe(db: string): Promise<{ child: ChildProcess; baseUrl: string }> {
+export async function startServe(
+  db: string,
+  env: Record<string, string> = {},
+): Promise<{ child: ChildProcess; baseUrl: string }> {
   const child = spawn(process.execPath, [SERVICE_BIN, 'serve', '--db', db, '--port', '0'], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
   });
   let err = '';
   child.stderr?.on('data', (c: Buffer) => {
