@@ -1,9 +1,8 @@
 import type { Clock } from '../clock.js';
 import type { Store } from '../store/store.js';
 import { Crm } from '../write/crm.js';
-import { CrmEvent } from '../write/events.js';
+import { type CrmEvent, checkEvent } from '../write/events.js';
 import { WriteError } from '../write/write-error.js';
-import { createUnionValidator } from './event-validator.js';
 import { DEFAULT_INGEST_BATCH } from './ingest-defaults.js';
 import { type NumberedLine, ndjsonLines } from './ndjson-lines.js';
 
@@ -32,8 +31,6 @@ export type IngestResult =
       message: string;
     };
 
-const validateEvent = createUnionValidator<CrmEvent>(CrmEvent);
-
 function check(entry: NumberedLine): { ok: true; event: CrmEvent } | { ok: false; error: LineError } {
   let value: unknown;
   try {
@@ -41,8 +38,8 @@ function check(entry: NumberedLine): { ok: true; event: CrmEvent } | { ok: false
   } catch {
     return { ok: false, error: { line: entry.line, field: '(line)', message: 'is not valid JSON' } };
   }
-  const result = validateEvent(value);
-  if (result.ok) return { ok: true, event: result.value };
+  const result = checkEvent(value);
+  if (result.ok) return { ok: true, event: result.event };
   return { ok: false, error: { line: entry.line, field: result.field, message: result.message } };
 }
 

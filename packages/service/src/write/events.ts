@@ -12,6 +12,7 @@ import {
   SOURCE_PROVENANCES,
 } from '../schemas/enums.js';
 import { Id, Nullable, StringEnum } from '../schemas/helpers.js';
+import { describeIssue, type EventIssue, type ValidationIssue } from './event-issue.js';
 
 // The vocabulary of the write side: every CRM operation is one event. The TypeScript API, the NDJSON
 // ingest and the demo generator all build these and hand them to `Crm.apply`. Events may carry
@@ -411,29 +412,39 @@ export type EventOf<K extends EventType> = Extract<CrmEvent, { type: K }>;
 const validators = new Map(Object.entries(EVENT_SCHEMAS).map(([type, schema]) => [type, Compile(schema)]));
 
 export type ParseResult = { ok: true; event: CrmEvent } | { ok: false; message: string };
+export type EventCheck = { ok: true; event: CrmEvent } | ({ ok: false } & EventIssue);
+
+/**
+ * Checks one event against the schema its `type` names (content fields still in it). Checking the one
+ * variant `type` names, rather than the whole union, gives the single error a person can act on.
+ */
+export function checkEvent(value: unknown): EventCheck {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return { ok: false, field: '(line)', message: 'must be a JSON object holding one event', unknownField: false };
+  }
+  const type = (value as { type?: unknown }).type;
+  if (typeof type !== 'string') {
+    return { ok: false, field: 'type', message: 'must be a string naming the event type', unknownField: false };
+  }
+  const validator = validators.get(type);
+  if (!validator) return { ok: false, field: 'type', message: 'is not a known event type', unknownField: false };
+  if (validator.Check(value)) return { ok: true, event: value as CrmEvent };
+  return { ok: false, ...describeIssue([...validator.Errors(value)] as ValidationIssue[]) };
+}
 
 /**
  * Validates one event against the schema of its `type` and returns it without its content fields.
  * The message names the field at fault, never its value.
  */
 export function parseEvent(value: unknown): ParseResult {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return { ok: false, message: 'an event must be a JSON object' };
-  }
-  const type = (value as { type?: unknown }).type;
-  if (typeof type !== 'string') return { ok: false, message: 'field "type" is required' };
-  const validator = validators.get(type);
-  if (!validator) return { ok: false, message: `unknown event type "${type.slice(0, 40)}"` };
-  if (!validator.Check(value)) {
-    const first = [...validator.Errors(value)].find((e) => e.keyword !== 'boolean') ?? [...validator.Errors(value)][0];
-    const where = first?.instancePath ? `field "${first.instancePath.slice(1)}"` : 'event';
-    const extra =
-      first?.keyword === 'additionalProperties'
-        ? ` has an unknown field "${String((first.params as { additionalProperties?: string[] }).additionalProperties?.[0])}"`
-        : `: ${first?.message ?? 'invalid'}`;
-    return { ok: false, message: `${type}: ${where}${extra}` };
-  }
-  return { ok: true, event: stripContent(value as CrmEvent) };
+  const checked = checkEvent(value);
+  if (checked.ok) return { ok: true, event: stripContent(checked.event) };
+  const type = (value as { type?: unknown } | null)?.type;
+  const prefix = typeof type === 'string' && validators.has(type) ? `${type}: ` : '';
+  const message = checked.unknownField
+    ? `${prefix}unknown field "${checked.field}"`
+    : `${prefix}field "${checked.field}" ${checked.message}`;
+  return { ok: false, message };
 }
 
 /** A copy of the event without content fields: the only form the write side works with. */
