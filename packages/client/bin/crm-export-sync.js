@@ -1,6 +1,4 @@
 #!/usr/bin/env node
-// Runs the TypeScript sources directly (tsx), so a fresh clone needs no build step.
-import { register } from 'tsx/esm/api';
-
-register();
-await import('../src/main.ts');
+// Runs the compiled command (dist/). Committed, unlike dist/, so npm links the bin at install time,
+// before the `prepare` build has run.
+await import('../dist/main.js');

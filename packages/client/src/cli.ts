@@ -9,8 +9,13 @@ import { startFaultProxy } from './fault-proxy/fault-proxy.js';
 import { mirrorStatus } from './sync/mirror-status.js';
 import { MirrorStore } from './sync/mirror-store.js';
 import { openMirror } from './sync/open-mirror.js';
-import { SyncEngine, type SyncProgress } from './sync/sync-engine.js';
+import { SyncEngine, type SyncProgress, type SyncWait } from './sync/sync-engine.js';
 import { SyncLockError } from './sync/sync-lock.js';
+import { type DemoService, startDemoService } from './torture/demo-service.js';
+import { HISTORIES } from './torture/histories.js';
+import { exportMirror } from './torture/mirror-export.js';
+import { signalStartedGroups } from './torture/process-groups.js';
+import { type HistoryVerdict, referenceConsumerCommand, runTorture, selectHistories } from './torture/torture.js';
 
 const positive = (name: string) => (value: string) => {
   const n = Number(value);
@@ -28,7 +33,7 @@ interface SyncFlags {
   expectedItems?: number;
 }
 
-/** Adds `sync` and `mirror status` to `program`. */
+/** Adds `sync`, `mirror status` and `mirror export` to `program`. */
 export function registerSyncCommands(program: Command): void {
   program
     .command('sync')
@@ -75,6 +80,21 @@ export function registerSyncCommands(program: Command): void {
         await m.close();
       }
     });
+  mirror
+    .command('export')
+    .description(
+      'Write every record of the mirror as NDJSON lines {team, kind, id, version, record} (the torture kit’s copy format)',
+    )
+    .requiredOption('--into <target>', 'sqlite:PATH or postgres://...')
+    .option('--out <path>', 'file to write (default: standard output)')
+    .action(async (flags: { into: string; out?: string }) => {
+      const m = await openMirror(flags.into);
+      try {
+        await exportMirror(m.db, flags.out);
+      } finally {
+        await m.close();
+      }
+    });
 }
 
 /** A fault proxy for customers testing their own consumer: random faults with a seed. */
@@ -103,6 +123,136 @@ export function registerFaultProxyCommand(program: Command): void {
       await proxy.close();
       process.stdout.write(`${JSON.stringify({ requests: proxy.requests, injected: proxy.injected })}\n`);
     });
+}
+
+interface TortureFlags {
+  baseUrl: string;
+  startService?: string;
+  key?: string;
+  consumer?: string;
+  reference?: boolean;
+  histories?: string;
+  holdBack: number;
+  runTimeout: number;
+  keepState?: boolean;
+  json?: boolean;
+  list?: boolean;
+}
+
+/** The torture kit: scripted failure histories against a consumer command, judged against the lists. */
+export function registerTortureCommand(program: Command): void {
+  program
+    .command('torture')
+    .description(
+      'Run a consumer through scripted failure histories behind a fault proxy and judge its copy against the lists',
+    )
+    .option(
+      '--base-url <url>',
+      'the service (plain http:// on this machine), including /v1',
+      'http://127.0.0.1:3000/v1',
+    )
+    .addOption(new Option('--key <key>', 'API key (the consumer gets it as CRM_EXPORT_KEY)').env('CRM_EXPORT_KEY'))
+    .option(
+      '--start-service <command>',
+      'start a throwaway service with demo data instead, with this crm-export command (e.g. "npx crm-export")',
+    )
+    .option('--consumer <command>', 'shell command of the consumer (see docs/torture-kit.md for its contract)')
+    .option('--reference', 'judge the reference consumer (crm-export-sync sync --once, then mirror export)')
+    .option('--histories <names>', 'comma-separated histories (default: all; --list names them)')
+    .option('--hold-back <seconds>', 'the service’s feed hold-back', Number, 10)
+    .option('--run-timeout <seconds>', 'longest one consumer run may take', positive('--run-timeout'), 120)
+    .option('--keep-state', 'keep each history’s state directory and print where it is')
+    .option('--json', 'print the verdicts as one JSON object')
+    .option('--list', 'list the histories and exit')
+    .action(async (flags: TortureFlags) => {
+      process.exitCode = await runTortureCommand(flags);
+    });
+}
+
+async function runTortureCommand(flags: TortureFlags): Promise<number> {
+  const say = (line: string) => process.stdout.write(`${line}\n`);
+  if (flags.list) {
+    for (const h of HISTORIES) say(`${h.name}: ${h.summary}`);
+    return 0;
+  }
+  const fail = (message: string) => {
+    process.stderr.write(`crm-export-sync torture: ${message}\n`);
+    return 2;
+  };
+  if (!flags.key && !flags.startService) return fail('no API key (--key or CRM_EXPORT_KEY), nor --start-service');
+  if (Boolean(flags.consumer) === Boolean(flags.reference))
+    return fail('pass exactly one of --consumer and --reference');
+  if (!Number.isFinite(flags.holdBack) || flags.holdBack < 0) return fail('--hold-back must be 0 or more seconds');
+  let histories: string[] | undefined;
+  try {
+    histories = flags.histories
+      ?.split(',')
+      .map((h) => h.trim())
+      .filter((h) => h.length > 0);
+    selectHistories(histories);
+  } catch (err) {
+    return fail((err as Error).message);
+  }
+  let service: DemoService | undefined;
+  // The consumers and the service run in process groups of their own: a signal to the kit stops them too.
+  const onSignal = (signal: NodeJS.Signals) => {
+    signalStartedGroups(signal === 'SIGINT' ? 'SIGTERM' : signal);
+    process.exit(130);
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    if (flags.startService) {
+      service = await startDemoService(flags.startService);
+      process.stderr.write(`started a throwaway service with demo data at ${service.baseUrl}\n`);
+    }
+    const result = await runTorture({
+      baseUrl: service?.baseUrl ?? flags.baseUrl,
+      key: service?.key ?? (flags.key as string),
+      consumer: flags.consumer ?? referenceConsumerCommand(),
+      histories,
+      holdBackMs: service ? 0 : flags.holdBack * 1000,
+      runTimeoutMs: flags.runTimeout * 1000,
+      keepState: flags.keepState,
+      log: flags.json ? undefined : (line) => process.stderr.write(`${line}\n`),
+    });
+    if (flags.json) say(JSON.stringify(result));
+    else {
+      say(`${result.records} records of ${result.teams.length} team(s) in the lists`);
+      for (const v of result.verdicts) say(formatVerdict(v));
+      say(result.pass ? 'verdict: PASS (every history)' : 'verdict: FAIL');
+    }
+    return result.pass ? 0 : 1;
+  } catch (err) {
+    process.stderr.write(`crm-export-sync torture: ${(err as Error).message}\n`);
+    return 1;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await service?.close();
+  }
+}
+
+/** `PASS clean (812 records, 1 run(s), 2.1 s)` or `FAIL ...` with the first differences indented. */
+export function formatVerdict(v: HistoryVerdict): string {
+  const seconds = (v.runs.reduce((s, r) => s + r.ms, 0) / 1000).toFixed(1);
+  const injected = Object.entries(v.injected)
+    .map(([k, n]) => `${k}=${n}`)
+    .join(' ');
+  // A run that failed leaves nothing to compare: say so instead of "0 records".
+  const compared = v.compared > 0 ? `${v.compared} records` : 'copy not compared';
+  const head = `${v.pass ? 'PASS' : 'FAIL'} ${v.history} (${compared}, ${v.runs.length} run(s), ${seconds} s${injected ? `; injected ${injected}` : ''}${v.unjudged ? `; ${v.unjudged} unknown-kind record(s) kept` : ''})`;
+  const lines = [head, ...v.failures.map((f) => `  - ${f}`)];
+  if (!v.pass && v.stderrTail)
+    lines.push(
+      ...v.stderrTail
+        .trimEnd()
+        .split('\n')
+        .slice(-5)
+        .map((l) => `  | ${l}`),
+    );
+  if (v.stateDir) lines.push(`  state: ${v.stateDir}`);
+  return lines.join('\n');
 }
 
 async function runSync(flags: SyncFlags): Promise<number> {
@@ -134,11 +284,20 @@ async function runSync(flags: SyncFlags): Promise<number> {
     if (!bars || !p.initial) return;
     let entry = teamBars.get(p.team);
     if (!entry) {
-      entry = { bar: bars.create(flags.expectedItems ?? 0, 0, { team: p.team, rate: 0 }), started: Date.now() };
+      entry = {
+        bar: bars.create(flags.expectedItems ?? 0, 0, { team: p.team, rate: 0, status: '' }),
+        started: Date.now(),
+      };
       teamBars.set(p.team, entry);
     }
     const seconds = Math.max(0.001, (Date.now() - entry.started) / 1000);
-    entry.bar.update(p.items, { team: p.team, rate: Math.round(p.items / seconds) });
+    // A page arrived: any wait shown before is over.
+    entry.bar.update(p.items, { team: p.team, rate: Math.round(p.items / seconds), status: '' });
+  };
+  // A wait for the key's item budget shows on the bars it holds up (all of them when it is the key's).
+  const onWait = (w: SyncWait) => {
+    const status = `| ${waitStatus(w)}`;
+    for (const [team, entry] of teamBars) if (w.team === undefined || w.team === team) entry.bar.update({ status });
   };
   try {
     const client = new CrmExportClient({
@@ -156,6 +315,7 @@ async function runSync(flags: SyncFlags): Promise<number> {
       intervalMs: flags.interval * 1000,
       logger,
       onProgress,
+      onWait,
       signal: stop.signal,
     });
     const outcomes = await engine.run();
@@ -174,11 +334,24 @@ async function runSync(flags: SyncFlags): Promise<number> {
   }
 }
 
+/** Why the sync waits, in words: `waiting 37 s: items this minute spent (12 left, next request takes 100)`. */
+export function waitStatus(w: SyncWait): string {
+  const seconds = Math.ceil(w.waitMs / 1000);
+  const left = w.remaining === undefined ? '' : ` (${w.remaining} left, next request takes ${w.needed})`;
+  const why = {
+    'items-minute': `items this minute spent${left}`,
+    'items-day': `daily item quota spent${left}; resumes after 00:00 UTC`,
+    rate_limited: 'rate limited (429), waiting Retry-After',
+    quota_exceeded: 'daily quota exceeded (429), waiting Retry-After',
+  }[w.reason];
+  return `waiting ${seconds} s: ${why}`;
+}
+
 function progressFormat(expected: number | undefined): cliProgress.Options {
   return {
     format: expected
-      ? '{team} [{bar}] {value}/{total} items | {rate} items/s | ETA {eta_formatted}'
-      : '{team} {value} items | {rate} items/s | {duration_formatted} elapsed (estimate: pass --expected-items)',
+      ? '{team} [{bar}] {value}/{total} items | {rate} items/s | ETA {eta_formatted} {status}'
+      : '{team} {value} items | {rate} items/s | {duration_formatted} elapsed (estimate: pass --expected-items) {status}',
     etaBuffer: 50,
     barsize: 30,
   };

@@ -1,4 +1,5 @@
 export { autoPage } from './client/auto-page.js';
+export * from './client/budget.js';
 export * from './client/crm-export-client.js';
 export * from './client/errors.js';
 export * from './client/retry.js';
@@ -7,3 +8,4 @@ export * from './client/transport.js';
 export * from './client/types.js';
 export * from './fault-proxy/index.js';
 export * from './sync/index.js';
+export * from './torture/index.js';

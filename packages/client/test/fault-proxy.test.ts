@@ -1,5 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FAULT_KINDS, type Fault, FEED_ONLY_FAULTS, randomPlan, scriptedPlan } from '../src/fault-proxy/fault-plan.js';
+import {
+  FAULT_KINDS,
+  type Fault,
+  FEED_ONLY_FAULTS,
+  randomPlan,
+  SCRIPTED_ONLY_FAULTS,
+  scriptedPlan,
+} from '../src/fault-proxy/fault-plan.js';
 import { type FaultProxy, startFaultProxy } from '../src/fault-proxy/fault-proxy.js';
 import { type FakeServer, startFakeServer } from './support/fake-server.js';
 
@@ -61,6 +68,7 @@ describe('fault proxy', () => {
     ['sync_cursor_expired', 410, 'sync_cursor_expired'],
     ['resync_required', 409, 'resync_required'],
     ['capture_not_ready', 409, 'capture_not_ready'],
+    ['team_not_accessible', 404, 'team_not_accessible'],
   ] as const) {
     it(`${kind}: answers ${status} with a problem+json body`, async () => {
       await withFaults([{ kind, retryAfter: 9 }]);
@@ -97,7 +105,7 @@ describe('fault proxy', () => {
     expect(feedRequests()).toBe(0);
   });
 
-  it('random plan: the same seed gives the same faults; feed-only faults stay on the feed', () => {
+  it('random plan: the same seed gives the same faults; feed-only faults stay on the feed; scripted-only ones are never drawn by default', () => {
     const draw = (seed: number, path: string) => {
       const plan = randomPlan({ seed, rate: 0.5 });
       return Array.from({ length: 200 }, () => plan.next({ method: 'GET', path })?.kind ?? null);
@@ -105,7 +113,8 @@ describe('fault proxy', () => {
     expect(draw(42, '/v1/sync/changes')).toEqual(draw(42, '/v1/sync/changes'));
     expect(draw(42, '/v1/sync/changes')).not.toEqual(draw(43, '/v1/sync/changes'));
     const onFeed = new Set(draw(7, '/v1/sync/changes'));
-    expect([...FAULT_KINDS].every((k) => onFeed.has(k))).toBe(true);
+    expect(FAULT_KINDS.filter((k) => !SCRIPTED_ONLY_FAULTS.includes(k)).every((k) => onFeed.has(k))).toBe(true);
+    expect(SCRIPTED_ONLY_FAULTS.some((k) => onFeed.has(k))).toBe(false);
     const elsewhere = draw(7, '/v1/members');
     expect(elsewhere.some((k) => k !== null && FEED_ONLY_FAULTS.includes(k))).toBe(false);
   });

@@ -2,10 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { Redis } from 'ioredis';
+import { pino } from 'pino';
 import { createAccessControl } from '../src/access/create-access-control.js';
+import { redisClientOptions } from '../src/access/limits/redis-health.js';
 import { systemClock } from '../src/clock.js';
 import { DEFAULT_LIMITS, type Limits } from '../src/config.js';
 import { buildApp } from '../src/http/app.js';
+import { Metrics } from '../src/ops/metrics.js';
+import { createLogger } from '../src/server.js';
 import { PostgresStore } from '../src/store/postgres/postgres-store.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../src/store/store.js';
@@ -28,6 +32,10 @@ export interface ApiServerConfig {
   redisUrl?: string;
   /** False turns the page cache off, so every request reads its rows from the store. */
   pageCache?: boolean;
+  /** PostgreSQL `application_name` of the store's connections (the db bench terminates them by it). */
+  applicationName?: string;
+  /** The request log (at info, to /dev/null through the service's logger), the metrics (as with --ops-port), or both. */
+  observe?: 'log' | 'metrics' | 'both';
 }
 
 /** Rate limit and quota raised so the limiter does its work on every request but never refuses one. */
@@ -41,12 +49,17 @@ export const BENCH_LIMITS: Limits = {
 const config = JSON.parse(process.argv[2] as string) as ApiServerConfig;
 const store: Store = config.url.startsWith('sqlite:')
   ? new SqliteStore({ path: config.url.slice('sqlite:'.length) })
-  : new PostgresStore({ url: config.url, ...(config.schema ? { schema: config.schema } : {}) });
+  : new PostgresStore({
+      url: config.url,
+      ...(config.schema ? { schema: config.schema } : {}),
+      ...(config.applicationName ? { applicationName: config.applicationName } : {}),
+    });
 await store.migrate();
 
+// The client settings `serve` uses, so a Redis fault costs here what it costs in production.
 const redis =
   config.access === 'redis'
-    ? new Redis(config.redisUrl ?? 'redis://127.0.0.1:6379', { enableOfflineQueue: false, maxRetriesPerRequest: 1 })
+    ? new Redis(config.redisUrl ?? 'redis://127.0.0.1:6379', redisClientOptions(BENCH_LIMITS.redisBudgetMs))
     : undefined;
 if (redis) await new Promise((resolve) => redis.once('ready', resolve));
 // Each run counts under its own prefix so an earlier run's counters never interfere.
@@ -56,6 +69,11 @@ const real = createAccessControl({
   limits: BENCH_LIMITS,
   redis,
   redisPrefix: `crmx-bench-${randomUUID()}`,
+  // The away/back lines, so a bench that breaks Redis shows them once each.
+  logger: {
+    warn: (fields, message) => process.stderr.write(`api-server: ${message} ${JSON.stringify(fields)}\n`),
+    info: (fields, message) => process.stderr.write(`api-server: ${message} ${JSON.stringify(fields)}\n`),
+  },
 });
 const access =
   config.access === 'open' ? openAccess([BENCH_TEAM]) : config.access === 'auth' ? withoutLimits(real) : real;
@@ -65,7 +83,11 @@ const app = buildApp({
   access,
   clock: systemClock,
   limits: BENCH_LIMITS,
-  logger: false,
+  logger:
+    config.observe === 'log' || config.observe === 'both'
+      ? createLogger('info', pino.destination({ dest: '/dev/null', sync: true }))
+      : false,
+  ...(config.observe === 'metrics' || config.observe === 'both' ? { metrics: new Metrics() } : {}),
   ...(config.pageCache === false ? { pageCacheBytes: 0 } : {}),
 });
 await app.listen({ host: '127.0.0.1', port: 0 });

@@ -15,7 +15,7 @@ export const ACCESS_MODE_LABELS: Record<AccessMode, string> = {
   redis: '(d) authentication + Redis limiter',
 };
 
-const NOTHING_RESERVED: Reservation = { settle: async () => undefined };
+const NOTHING_RESERVED: Reservation = { settle: async () => [], fail: async () => undefined };
 
 /** Accepts every request as one fixed integration reading `teams`: no firewall, switch, key or team check. */
 export function openAccess(teams: readonly string[]): AccessControl {

@@ -5,26 +5,37 @@ import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { authBench } from './auth-bench.js';
+import { dbFaultBench } from './db-fault-bench.js';
 import type { LoadPlan } from './harness.js';
 import { CACHE_DIR } from './lead-data.js';
 import { listBench } from './list-bench.js';
+import { observeBench } from './observe-bench.js';
 import { pgBench } from './pg-bench.js';
+import { redisFaultBench } from './redis-fault-bench.js';
 
 // `npm run bench`: every benchmark of the issues in one run. Each prints a markdown table of ratios
 // against a baseline measured in the same run; the whole report goes to .bench/results.md too.
 // docs/performance.md explains what each one measures and the figures measured so far.
 
-const BENCHES = ['list', 'auth', 'pg', 'feed', 'mirror'] as const;
+const BENCHES = ['list', 'auth', 'pg', 'feed', 'mirror', 'redis', 'db', 'retention', 'observe'] as const;
 type Bench = (typeof BENCHES)[number];
 
 const USAGE = `npm run bench -- [options]
-  --only list,auth,pg,feed,mirror   benchmarks to run (default: all)
+  --only list,auth,pg,feed,mirror,redis,db,retention,observe   benchmarks to run (default: all)
                              list: issue 2 (API vs bare server, deep page, memory)
                              auth: issue 3 (authentication and limiter cost)
-                             pg:   issue 5 (PostgreSQL vs SQLite, vs plain SELECT)
+                             pg:   PostgreSQL vs SQLite, and vs a plain SELECT
                              feed: initial sync (bench/initial-sync.ts)
                              mirror: the reference consumer's initial sync into SQLite
                              (packages/client/bench/run.ts)
+                             redis: list latency with Redis healthy vs hung by SIGSTOP (on
+                             a redis-server of its own; skipped without redis-server on PATH)
+                             db: list latency on PostgreSQL healthy vs while the API's own
+                             backends are terminated every --kill-every ms; 503s, time to recovery
+                             retention: longest event-loop stall of feed retention on SQLite,
+                             one statement vs batches (bench/retention.ts)
+                             observe: the request log and the metrics on against off
+                             (bench/observe-bench.ts)
   --quick                    short run: 1 round of 3 s, 100,000 leads for the large set
   --seconds N                seconds per measurement (default 10)
   --warm-up N                warm-up seconds per variant (default 3)
@@ -33,6 +44,7 @@ const USAGE = `npm run bench -- [options]
   --small N, --large N       leads of the small and large list data sets (default 10,000 and 1,000,000)
   --leads N                  leads for the auth and pg benchmarks (default 10,000)
   --sync-sizes A,B           feed items for the initial-sync benchmark (default 10000,1000000)
+  --kill-every N             db: milliseconds between two terminations of the API's backends (default 500)
   --profile                  CPU-profile the API under the list load (.bench/profiles/)
   --redis URL                Redis for the limiter (default REDIS_URL or redis://127.0.0.1:6379)
   --out FILE                 where the report goes (default .bench/results.md)`;
@@ -49,6 +61,7 @@ const { values } = parseArgs({
     large: { type: 'string' },
     leads: { type: 'string' },
     'sync-sizes': { type: 'string' },
+    'kill-every': { type: 'string' },
     profile: { type: 'boolean', default: false },
     redis: { type: 'string' },
     out: { type: 'string' },
@@ -81,6 +94,7 @@ const plan: LoadPlan = {
 const small = count('small', values.small, 10_000);
 const large = count('large', values.large, quick ? 100_000 : 1_000_000);
 const leads = count('leads', values.leads, 10_000);
+const killEveryMs = count('kill-every', values['kill-every'], 500);
 const syncSizes = values['sync-sizes']?.split(',') ?? (quick ? ['10000'] : ['10000', '1000000']);
 const redisUrl = values.redis ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -121,6 +135,11 @@ const runners: Record<Bench, () => Promise<string>> = {
   feed: () => script('./initial-sync.ts', syncSizes),
   // The sync engine's initial sync of 1,000,000 records (100,000 with --quick) against the feed read alone.
   mirror: () => script('../../client/bench/run.ts', ['--records', quick ? '100000' : '1000000']),
+  redis: () => redisFaultBench({ plan, leads }),
+  db: () => dbFaultBench({ plan, leads, killEveryMs }),
+  // Feed retention over 1,000,000 rows (100,000 with --quick): the old one-statement rule against batches.
+  retention: () => script('./retention.ts', [quick ? '100000' : '1000000']),
+  observe: () => observeBench({ plan, leads }),
 };
 for (const name of BENCHES) {
   if (!only.includes(name)) continue;

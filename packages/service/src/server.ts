@@ -1,11 +1,18 @@
 import type { AddressInfo } from 'node:net';
+import closeWithGrace from 'close-with-grace';
+import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
-import { type Logger, pino } from 'pino';
+import { type DestinationStream, type Logger, pino } from 'pino';
 import { createAccessControl } from './access/create-access-control.js';
+import { redisClientOptions } from './access/limits/redis-health.js';
 import { type Clock, systemClock } from './clock.js';
 import { DEFAULT_LIMITS, type Limits, RELEASE } from './config.js';
 import { startFeedJobs } from './feed/feed-jobs.js';
 import { buildApp } from './http/app.js';
+import type { TrustProxy } from './http/trust-proxy.js';
+import { Metrics } from './ops/metrics.js';
+import { checkReadiness, type OpsAddress, type OpsServer, type RedisState, startOpsServer } from './ops/ops-server.js';
+import { readSetting } from './settings.js';
 import type { Store } from './store/store.js';
 
 export interface ServerOptions {
@@ -16,54 +23,132 @@ export interface ServerOptions {
   clock?: Clock;
   limits?: Limits;
   logger?: Logger;
+  /** Level of the logger created when none is given (default: `LOG_LEVEL`, else info). */
+  logLevel?: string;
   /** Shares limiter state between processes when set (REDIS_URL). */
   redisUrl?: string;
-  /** Closes server then store on SIGINT/SIGTERM and exits; off in tests that own the process. */
+  /**
+   * On SIGINT/SIGTERM: `close()`, then exit 0 (1 if it failed or overran); a second signal exits 1 at once.
+   * Off in tests that own the process.
+   */
   handleSignals?: boolean;
+  /** Proxies whose `X-Forwarded-For` names the client (CRM_EXPORT_TRUST_PROXY); none by default. */
+  trustProxy?: TrustProxy;
   /** Runs capture and retention in this process (default true; with `--workers`, only the first worker). */
   feedJobs?: boolean;
+  /** Counts requests and more; a worker of `serve --workers` gets one so the primary can sum them. */
+  metrics?: Metrics;
+  /**
+   * The operator listener (metrics, liveness, readiness, the API reference under /docs/); none unless set.
+   * Implies metrics. Opened before the API, so the problem bodies can link to the reference it serves.
+   */
+  ops?: OpsAddress;
+  /**
+   * Base of the problem bodies' links (`--docs-url`, without a trailing slash); default: the `/docs` the
+   * operator listener serves, at the port it actually got; without one, DEFAULT_DOCS_URL.
+   */
+  docsUrl?: string;
 }
 
 export interface RunningServer {
   /** The address a client on this machine reaches the API at, without `/v1`. */
   origin: string;
   port: number;
-  /** Stops accepting requests, waits for open ones and a running feed job, then closes Redis and the store. */
+  /**
+   * Stops accepting and closes idle connections at once; requests in flight get `shutdownGraceMs` to finish,
+   * then their connections are destroyed. Then waits for a running feed job and closes Redis and the store.
+   */
   close(): Promise<void>;
+  /** With `handleSignals`: what SIGTERM does (close, then exit the process); otherwise `close()`. */
+  shutdown(): void;
+  /** The operator listener's address, when `ops` was given. */
+  opsOrigin?: string;
 }
+
+/** Time closing Redis and the store may take after the grace period before the process exits 1 anyway. */
+const CLEANUP_MS = 5000;
 
 /**
  * JSON logs on standard error (standard output carries what the command prints for people). The
  * Authorization header is redacted wherever a request is logged; nothing else logs a key or a person.
  */
-export function createLogger(level = process.env.LOG_LEVEL ?? 'info'): Logger {
+export function createLogger(
+  level: string = readSetting('logLevel') as string,
+  destination: DestinationStream = pino.destination({ dest: 2, sync: true }),
+): Logger {
   return pino(
     {
       level,
       base: { service: 'crm-export', release: RELEASE, pid: process.pid },
       redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'key', 'secret'], censor: '[redacted]' },
     },
-    pino.destination(2),
+    // Synchronous by default: every line is written before the process exits, and a standard error whose
+    // reader is gone cannot hang the exit (pino's exit-time flush of an asynchronous destination loops
+    // forever on EPIPE). A line per request costs some throughput (docs/performance.md); LOG_LEVEL=warn keeps
+    // only refusals and errors.
+    destination,
   );
 }
 
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const clock = options.clock ?? systemClock;
   const limits = options.limits ?? DEFAULT_LIMITS;
-  const logger = options.logger ?? createLogger();
-  // No offline queue: while Redis reconnects the limiters fall back to memory instead of waiting; a command
-  // timeout does the same when Redis stops answering without closing the connection (docs/limits.md).
-  const redis = options.redisUrl
-    ? new Redis(options.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 1000 })
-    : null;
-  redis?.on('error', (error: Error) => logger.warn({ error: error.message }, 'redis unavailable'));
-  if (redis) await redisReady(redis, logger);
-  const access = createAccessControl({ store: options.store, clock, limits, ...(redis ? { redis } : {}) });
-  const app = await buildApp({ store: options.store, access, clock, limits, logger, release: RELEASE });
+  const logger = options.logger ?? createLogger(options.logLevel);
+  // Client settings agree with the limits' Redis budget; while Redis is away (hung, refusing, slow) the limits
+  // count in this process's memory, reported once when it goes and once when it comes back (docs/limits.md).
+  const redis = options.redisUrl ? new Redis(options.redisUrl, redisClientOptions(limits.redisBudgetMs)) : null;
+  if (redis) await redisReady(redis);
+  const metrics = options.metrics ?? (options.ops ? new Metrics() : undefined);
+  const access = createAccessControl({
+    store: options.store,
+    clock,
+    limits,
+    logger,
+    ...(redis ? { redis } : {}),
+    ...(metrics ? { onRedisAway: (reason) => metrics.redisWentAway(reason) } : {}),
+  });
+  const redisState = (): RedisState => (redis === null ? 'off' : access.redisUp ? 'up' : 'away');
+  metrics?.watch({ redisState, store: options.store, now: () => clock.now() });
+  const app = await buildApp({
+    store: options.store,
+    access,
+    clock,
+    limits,
+    logger,
+    release: RELEASE,
+    ...(metrics ? { metrics } : {}),
+    ...(options.trustProxy ? { trustProxy: options.trustProxy } : {}),
+    ...(options.docsUrl ? { docsUrl: options.docsUrl } : {}),
+  });
+  let ops: OpsServer | undefined;
+  // Readiness also needs the API itself: not before it listens, and not once shutdown has begun, so a load
+  // balancer neither sends the first requests early nor keeps sending during the grace period.
+  let stopping = false;
+  const apiState = (): 'starting' | 'stopping' | undefined =>
+    stopping ? 'stopping' : app.server.listening ? undefined : 'starting';
   try {
+    if (options.ops && metrics) {
+      // The operator listener first: the reference it serves is rendered from this app's OpenAPI document,
+      // and the problem bodies link to it (at the port it got) before the API accepts a request.
+      await app.ready();
+      ops = await startOpsServer({
+        ...options.ops,
+        metrics: async () => ({ contentType: metrics.registry.contentType, text: await metrics.registry.metrics() }),
+        readiness: async () => {
+          const readiness = await checkReadiness(options.store, redisState(), () => metrics.databaseError());
+          const api = apiState();
+          if (!api) return readiness;
+          return { ready: false, body: { ...readiness.body, status: 'not_ready', api } };
+        },
+        docs: { document: () => app.swagger() as unknown as Record<string, unknown>, docsUrl: options.docsUrl },
+      });
+      if (!options.docsUrl && ops.docsUrl) app.problems.setDocsUrl(ops.docsUrl);
+    }
     await app.listen({ host: options.host, port: options.port });
   } catch (error) {
-    // A port in use must not leave a Redis connection holding the process open.
+    // A port in use must not leave a Redis connection or the operator listener holding the process open.
+    await ops?.close();
+    access.close();
     redis?.disconnect();
     await app.close();
     throw error;
@@ -80,16 +165,22 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
             logger.error({ job, error: error instanceof Error ? error.message : String(error) }, 'feed job failed'),
         });
   const { port } = app.server.address() as AddressInfo;
-  // A wildcard listen is reached through the loopback address by a client on this machine.
-  const reachable = ['0.0.0.0', '::', ''].includes(options.host) ? '127.0.0.1' : options.host;
-  const origin = `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`;
+  const origin = originOf(app, options.host);
   logger.info({ host: options.host, port, backend: options.store.backend, redis: redis !== null }, 'listening');
+  if (ops) logger.info({ host: options.ops?.host, port: ops.port }, 'operator listener');
 
   let closing: Promise<void> | undefined;
   const close = () => {
+    stopping = true;
     closing ??= (async () => {
-      await app.close();
-      await stopJobs();
+      // Requests still running at the end of the grace period lose their connection; the rest closes normally.
+      const cut = setTimeout(() => app.server.closeAllConnections(), limits.shutdownGraceMs);
+      try {
+        await Promise.all([app.close(), stopJobs(), ops?.close()]);
+      } finally {
+        clearTimeout(cut);
+      }
+      access.close();
       redis?.disconnect();
       await options.store.close();
       logger.info('stopped');
@@ -97,36 +188,73 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     return closing;
   };
 
+  let shutdown: () => void = () => void close();
   if (options.handleSignals ?? true) {
-    const onSignal = (signal: NodeJS.Signals) => {
-      logger.info({ signal }, 'shutting down');
-      close().then(
-        () => process.exit(0),
-        (error: unknown) => {
+    // close-with-grace: one close on the first signal, exit 1 on a second one or if closing overruns.
+    // A request to shut down after a signal (a worker gets both on Ctrl+C) joins the shutdown under way.
+    let started = false;
+    const handler = closeWithGrace(
+      {
+        delay: limits.shutdownGraceMs + CLEANUP_MS,
+        logger: false,
+        skip: NOT_OUR_EVENTS,
+        onSecondSignal: (signal) => logger.warn({ signal }, 'second signal: exiting at once'),
+        onTimeout: (delay) => logger.error({ delay }, 'shutdown overran; exiting'),
+      },
+      async ({ signal }) => {
+        started = true;
+        logger.info({ signal: signal ?? 'requested' }, 'shutting down');
+        await close().catch((error: unknown) => {
           logger.error({ err: error }, 'shutdown failed');
-          process.exit(1);
-        },
-      );
+          throw error;
+        });
+      },
+    );
+    shutdown = () => {
+      if (!started) handler.close();
     };
-    process.once('SIGINT', onSignal);
-    process.once('SIGTERM', onSignal);
   }
 
-  return { origin, port, close };
+  return { origin, port, close, shutdown: () => shutdown(), ...(ops ? { opsOrigin: ops.origin } : {}) };
 }
+
+/** Where a client on this machine reaches `app`: a wildcard listen through the loopback address. */
+function originOf(app: FastifyInstance, host: string): string {
+  const { port } = app.server.address() as AddressInfo;
+  const reachable = ['0.0.0.0', '::', ''].includes(host) ? '127.0.0.1' : host;
+  return `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`;
+}
+
+/** Events close-with-grace would also take over; the service handles only SIGINT and SIGTERM. */
+const NOT_OUR_EVENTS: closeWithGrace.AllEvents[] = [
+  'SIGHUP',
+  'SIGQUIT',
+  'SIGILL',
+  'SIGTRAP',
+  'SIGABRT',
+  'SIGBUS',
+  'SIGFPE',
+  'SIGSEGV',
+  'SIGUSR2',
+  'uncaughtException',
+  'unhandledRejection',
+  'beforeExit',
+];
 
 /**
  * Waits up to 5 s for Redis before taking requests: without it the first requests of a fresh process would
- * count in memory only. A Redis that stays down does not stop the API (the limiters fall back to memory).
+ * count in memory only. A Redis that stays down does not stop the API: the limits start "away" (one warning)
+ * and use Redis as soon as it answers.
  */
-async function redisReady(redis: Redis, logger: Logger): Promise<void> {
+async function redisReady(redis: Redis): Promise<void> {
   if (redis.status === 'ready') return;
-  const ready = await new Promise<boolean>((resolve) => {
-    const timer = setTimeout(() => resolve(false), 5000);
-    redis.once('ready', () => {
+  await new Promise<void>((resolve) => {
+    const done = () => {
       clearTimeout(timer);
-      resolve(true);
-    });
+      redis.off('ready', done);
+      resolve();
+    };
+    const timer = setTimeout(done, 5000);
+    redis.once('ready', done);
   });
-  if (!ready) logger.warn('redis not ready after 5 s; limits count in this process until it is');
 }

@@ -1,5 +1,13 @@
 import { autoPage } from './auto-page.js';
-import { type CrmExportError, errorFromProblem, firewallError, InvalidRequestError, ServerError } from './errors.js';
+import { type BudgetWait, chargeOf, ItemBudget } from './budget.js';
+import {
+  BudgetSpentError,
+  type CrmExportError,
+  errorFromProblem,
+  firewallError,
+  InvalidRequestError,
+  ServerError,
+} from './errors.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, retryDelayMs } from './retry.js';
 import { ROUTES, type RouteName } from './routes.js';
 import { FetchTransport, type Transport, type TransportResponse } from './transport.js';
@@ -37,10 +45,31 @@ export interface ClientOptions {
   maxPages?: number;
   /** Called before each retry, e.g. for logging. */
   onRetry?: (info: { route: RouteName; attempt: number; delayMs: number; error: CrmExportError }) => void;
+  /**
+   * Pace list and feed requests by the item budget headers (`RateLimit`): wait for a spent window to reset
+   * instead of asking and getting 429. Default true.
+   */
+  pace?: boolean;
+  /**
+   * A longer pacing wait (a spent daily quota) is not slept through: the request fails at once with a
+   * `BudgetSpentError` carrying the seconds to wait. Default 120.
+   */
+  maxPaceWaitSeconds?: number;
+  /** Called before each pacing wait, e.g. for logging or a status line. */
+  onPace?: (info: PaceInfo) => void;
+  /** The budget figures of the key, shared by clients of one key (`forTeam` passes its own on). */
+  budget?: ItemBudget;
   /** Injected for tests. */
   sleep?: (ms: number) => Promise<void>;
   /** Injected for tests: jitter source in [0, 1). */
   random?: () => number;
+}
+
+/** A pacing wait: the route about to be asked, the budget that is short, and for how long. */
+export interface PaceInfo extends BudgetWait {
+  route: RouteName;
+  /** The request's `Service-Team`, when it names one. */
+  team?: string;
 }
 
 export interface TeamOption {
@@ -91,9 +120,13 @@ export class CrmExportClient {
   private readonly policy: RetryPolicy;
   private readonly transport: Transport;
   private readonly baseUrl: string;
+  /** The key's item budgets as the latest answers told them (docs/client.md, "Pacing"). */
+  readonly budget: ItemBudget;
+  private readonly paceListeners = new Set<(info: PaceInfo) => void>();
 
   constructor(options: ClientOptions) {
-    this.options = options;
+    this.budget = options.budget ?? new ItemBudget();
+    this.options = { ...options, budget: this.budget };
     this.policy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
     this.transport = options.transport ?? new FetchTransport();
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
@@ -103,6 +136,12 @@ export class CrmExportClient {
   /** The same client with `Service-Team` set to `team` (one client per team of a multi-team key). */
   forTeam(team: string): CrmExportClient {
     return new CrmExportClient({ ...this.options, team });
+  }
+
+  /** Calls `listener` before each pacing wait (as `onPace` does); returns the function that stops it. */
+  onBudgetWait(listener: (info: PaceInfo) => void): () => void {
+    this.paceListeners.add(listener);
+    return () => this.paceListeners.delete(listener);
   }
 
   me(): Promise<Integration> {
@@ -206,8 +245,14 @@ export class CrmExportClient {
       headers['content-type'] = 'application/json';
     }
     const sleep = this.options.sleep ?? sleepReal;
+    const limit = (args.query?.limit ?? args.body?.limit) as number | undefined;
+    const charge = route.auth ? chargeOf(name, limit) : null;
     for (let attempt = 0; ; attempt++) {
       let error: CrmExportError;
+      if (charge && this.options.pace !== false) {
+        await this.pace(name, team, charge, sleep);
+        this.budget.take(charge);
+      }
       try {
         const res = await this.transport.send({
           method: route.method,
@@ -216,6 +261,7 @@ export class CrmExportClient {
           body,
           timeoutMs: this.options.timeoutMs ?? 30_000,
         });
+        this.budget.update(res.headers);
         return parse<T>(res);
       } catch (err) {
         if (!(err instanceof Error) || !('status' in err)) throw err;
@@ -225,6 +271,35 @@ export class CrmExportClient {
       if (delayMs === null) throw error;
       this.options.onRetry?.({ route: name, attempt: attempt + 1, delayMs, error });
       await sleep(delayMs);
+    }
+  }
+
+  /** Waits while the known budget is short of what the request sets aside; a wait too long to sleep fails. */
+  private async pace(
+    route: RouteName,
+    team: string | undefined,
+    charge: ReturnType<typeof chargeOf> & object,
+    sleep: (ms: number) => Promise<void>,
+  ) {
+    for (;;) {
+      const wait = this.budget.waitFor(charge);
+      if (!wait) return;
+      const seconds = Math.ceil(wait.waitMs / 1000);
+      if (seconds > (this.options.maxPaceWaitSeconds ?? 120)) {
+        const what =
+          wait.policy === 'items-day' ? 'the daily item quota is spent' : 'the items of this window are spent';
+        throw new BudgetSpentError(`${ROUTES[route].path}: ${what} (RateLimit); it resets in ${seconds} s`, {
+          status: 0,
+          code: wait.policy === 'items-day' ? 'quota_exceeded' : 'rate_limited',
+          requestId: null,
+          param: null,
+          retryAfter: seconds,
+        });
+      }
+      const info: PaceInfo = { route, ...(team === undefined ? {} : { team }), ...wait };
+      this.options.onPace?.(info);
+      for (const listener of this.paceListeners) listener(info);
+      await sleep(wait.waitMs);
     }
   }
 }

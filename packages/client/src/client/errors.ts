@@ -49,6 +49,12 @@ export class ConflictError extends CrmExportError {
 }
 /** 429 from the API: wait `Retry-After` seconds. */
 export class RateLimitError extends CrmExportError {}
+/**
+ * Not an answer: the client's pacing (the `RateLimit` header of an earlier answer) knows the budget is spent
+ * for longer than it sleeps through (a spent daily quota), so the request was not sent. `retryAfter` is the
+ * seconds until the budget resets; `code` is what the service would have answered.
+ */
+export class BudgetSpentError extends RateLimitError {}
 /** 5xx: internal failure or the API switched off; retried with exponential backoff. */
 export class ServerError extends CrmExportError {}
 /** An answer without a JSON problem body: the firewall in front of the API (404, 403, plain 429). */

@@ -26,11 +26,19 @@ export const FAULT_KINDS = [
   'delay',
   /** Close the connection before forwarding anything. */
   'cut_connection',
+  /** 404 `team_not_accessible`: the key no longer reads the team named in `Service-Team`. */
+  'team_not_accessible',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 /** Faults that only make sense on the changes feed. */
 export const FEED_ONLY_FAULTS: readonly FaultKind[] = ['sync_cursor_expired', 'resync_required', 'capture_not_ready'];
+
+/**
+ * Faults a random plan never draws unless asked for by name: they are not passing faults a consumer
+ * retries or resyncs away, but a change of what the key reads (the torture kit scripts them).
+ */
+export const SCRIPTED_ONLY_FAULTS: readonly FaultKind[] = ['team_not_accessible'];
 
 export interface Fault {
   kind: FaultKind;
@@ -44,6 +52,8 @@ export interface FaultRequest {
   method: string;
   /** Path without the query string, e.g. `/v1/sync/changes`. */
   path: string;
+  /** The `Service-Team` header, when the request carries one. */
+  team?: string;
 }
 
 export interface FaultPlan {
@@ -77,7 +87,10 @@ export interface RandomPlanOptions {
   seed: number;
   /** Share of requests that get a fault, 0 to 1. */
   rate: number;
-  /** Faults to choose from (default: all). Feed-only faults are used on `/sync/changes` only. */
+  /**
+   * Faults to choose from (default: all but `SCRIPTED_ONLY_FAULTS`). Feed-only faults are used on
+   * `/sync/changes` only.
+   */
   kinds?: readonly FaultKind[];
   /** Delay for `delay` faults. */
   delayMs?: number;
@@ -99,7 +112,7 @@ export function seededRandom(seed: number): () => number {
 
 export function randomPlan(options: RandomPlanOptions): FaultPlan {
   const random = seededRandom(options.seed);
-  const kinds = options.kinds ?? FAULT_KINDS;
+  const kinds = options.kinds ?? FAULT_KINDS.filter((k) => !SCRIPTED_ONLY_FAULTS.includes(k));
   return {
     next(request) {
       if (random() >= options.rate) return null;

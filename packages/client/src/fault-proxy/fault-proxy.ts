@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import type { Fault, FaultKind, FaultPlan } from './fault-plan.js';
+import type { Fault, FaultKind, FaultPlan, FaultRequest } from './fault-plan.js';
 
 export interface FaultProxyOptions {
   /** The service's origin, e.g. `http://127.0.0.1:3000` (plain HTTP on the same machine). */
@@ -16,6 +16,12 @@ export interface FaultProxyOptions {
   host?: '127.0.0.1' | 'localhost' | '::1';
   /** Where `/docs/errors#code` links of injected problems point. */
   docsUrl?: string;
+  /**
+   * Rewrites the body of a successful (2xx) answer of the service before it is passed on and remembered
+   * for `duplicate_page`; receives the same request object the plan saw. The torture kit injects records
+   * with it.
+   */
+  rewrite?: (request: FaultRequest, body: Buffer) => Buffer;
 }
 
 export interface FaultProxy {
@@ -44,6 +50,7 @@ const PROBLEMS: Partial<Record<FaultKind, { status: number; code: string }>> = {
   sync_cursor_expired: { status: 410, code: 'sync_cursor_expired' },
   resync_required: { status: 409, code: 'resync_required' },
   capture_not_ready: { status: 409, code: 'capture_not_ready' },
+  team_not_accessible: { status: 404, code: 'team_not_accessible' },
 };
 
 export async function startFaultProxy(options: FaultProxyOptions): Promise<FaultProxy> {
@@ -62,6 +69,8 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
   const forward = (req: IncomingMessage, body: Buffer): Promise<Captured> =>
     new Promise((resolve, reject) => {
       const headers = { ...req.headers, host: target.host };
+      // A body the proxy rewrites must come uncompressed.
+      if (options.rewrite) delete headers['accept-encoding'];
       const upstream = httpRequest(
         { host: target.hostname, port: target.port, method: req.method, path: req.url, headers },
         (res) => {
@@ -105,7 +114,10 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     const body = Buffer.concat(chunks);
     const path = new URL(req.url ?? '/', 'http://x').pathname;
     const memoKey = `${path}\u0000${req.headers['service-team'] ?? ''}`;
-    const fault = plan.next({ method: req.method ?? 'GET', path });
+    const teamHeader = req.headers['service-team'];
+    const request: FaultRequest = { method: req.method ?? 'GET', path };
+    if (typeof teamHeader === 'string') request.team = teamHeader;
+    const fault = plan.next(request);
     if (fault) injected[fault.kind] = (injected[fault.kind] ?? 0) + 1;
     const kind = fault?.kind;
     if (kind === 'cut_connection') return void req.socket.destroy();
@@ -126,7 +138,10 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     } catch {
       return void req.socket.destroy();
     }
-    if (answer.status >= 200 && answer.status < 300) previous.set(memoKey, answer);
+    if (answer.status >= 200 && answer.status < 300) {
+      if (options.rewrite) answer = { ...answer, body: options.rewrite(request, answer.body) };
+      previous.set(memoKey, answer);
+    }
     // The server answered (and may have counted the items); the consumer never hears of it.
     if (kind === 'drop_response') return void req.socket.destroy();
     send(res, answer);

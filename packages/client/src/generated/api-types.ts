@@ -415,7 +415,7 @@ team: string
 name: string
 is_default: boolean
 is_archived: boolean
-appointment_booked_stage: (string | null)
+appointment_booked_stage: string
 stages: {
 object: "stage" | (string & {})
 id: string
@@ -456,7 +456,7 @@ team: string
 name: string
 is_default: boolean
 is_archived: boolean
-appointment_booked_stage: (string | null)
+appointment_booked_stage: string
 stages: {
 object: "stage" | (string & {})
 id: string
@@ -898,7 +898,7 @@ team: string
 name: string
 is_default: boolean
 is_archived: boolean
-appointment_booked_stage: (string | null)
+appointment_booked_stage: string
 stages: {
 object: "stage" | (string & {})
 id: string

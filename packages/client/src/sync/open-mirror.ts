@@ -45,6 +45,39 @@ function statementCachingDatabase(database: Database.Database) {
   };
 }
 
+/** Pool settings of a PostgreSQL mirror. */
+const MIRROR_POOL = {
+  max: 4,
+  /** Longest wait for a connection, free or new: an unreachable server fails the page instead of hanging. */
+  connectionTimeoutMillis: 10_000,
+  /** Idle connections close after this; the sync sleeps between polls for a minute by default. */
+  idleTimeoutMillis: 30_000,
+  /** `application_name` (pg_stat_activity), unless the URL sets its own. */
+  applicationName: 'crm-export-mirror',
+} as const;
+
+/**
+ * A pg pool whose clients can never end the process with an 'error' event. pg-pool listens for a client's
+ * errors only while it is idle; a connection lost while the sync engine writes (a terminated backend, a
+ * failover) would emit 'error' on a checked-out client with no listener and crash the process. Each client
+ * gets a listener for its whole life instead: the running statement fails (the page is not committed and
+ * is fetched again), the pool drops the broken client and opens a new one for the next statement.
+ */
+function mirrorPool(url: string): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: MIRROR_POOL.max,
+    connectionTimeoutMillis: MIRROR_POOL.connectionTimeoutMillis,
+    idleTimeoutMillis: MIRROR_POOL.idleTimeoutMillis,
+    application_name: MIRROR_POOL.applicationName,
+  });
+  const ignore = () => undefined;
+  pool.on('connect', (client) => client.on('error', ignore));
+  // pg-pool re-emits an idle client's error on the pool.
+  pool.on('error', ignore);
+  return pool;
+}
+
 /** Opens the mirror and creates its tables and views when missing. */
 export async function openMirror(into: string, options: { log?: LogConfig } = {}): Promise<OpenMirror> {
   const { dialect, target } = parseInto(into);
@@ -62,10 +95,7 @@ export async function openMirror(into: string, options: { log?: LogConfig } = {}
       log: options.log,
     });
   } else {
-    db = new Kysely<MirrorDatabase>({
-      dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: target, max: 4 }) }),
-      log: options.log,
-    });
+    db = new Kysely<MirrorDatabase>({ dialect: new PostgresDialect({ pool: mirrorPool(target) }), log: options.log });
   }
   await migrateMirror(db, dialect);
   return { db, dialect, close: () => db.destroy() };

@@ -2,6 +2,7 @@
 import type { CrmExportClient } from '../client/crm-export-client.js';
 import {
   AuthenticationError,
+  BudgetSpentError,
   ConflictError,
   ConnectionError,
   type CrmExportError,
@@ -31,6 +32,22 @@ export interface SyncProgress {
   hasMore: boolean;
 }
 
+/** Why and how long the engine waits before asking again (for a status line). */
+export interface SyncWait {
+  /** The team whose request waits; absent when the wait is for the whole key. */
+  team?: string;
+  /**
+   * `items-minute` / `items-day`: pacing by the budget headers (the next request would not fit in what is
+   * left); `rate_limited` / `quota_exceeded`: a 429 answered with Retry-After.
+   */
+  reason: 'items-minute' | 'items-day' | 'rate_limited' | 'quota_exceeded';
+  waitMs: number;
+  /** Items left in the budget (pacing only). */
+  remaining?: number;
+  /** Items the next request sets aside (pacing only). */
+  needed?: number;
+}
+
 export interface SyncEngineOptions {
   client: CrmExportClient;
   store: MirrorStore;
@@ -53,6 +70,8 @@ export interface SyncEngineOptions {
   lock?: SyncLockOptions;
   logger?: SyncLogger;
   onProgress?: (p: SyncProgress) => void;
+  /** Called whenever the engine waits for the key's item budget or a Retry-After. */
+  onWait?: (w: SyncWait) => void;
   /** Aborting stops every team between pages; a page is committed whole or not at all. */
   signal?: AbortSignal;
 }
@@ -64,8 +83,8 @@ export const TEAM_OUTCOMES = ['caught_up', 'stopped', 'removed', 'not_accessible
 export type TeamOutcome = (typeof TEAM_OUTCOMES)[number];
 
 export class SyncEngine {
-  private readonly o: Required<Omit<SyncEngineOptions, 'team' | 'lock' | 'onProgress' | 'signal'>> &
-    Pick<SyncEngineOptions, 'team' | 'lock' | 'onProgress' | 'signal'>;
+  private readonly o: Required<Omit<SyncEngineOptions, 'team' | 'lock' | 'onProgress' | 'onWait' | 'signal'>> &
+    Pick<SyncEngineOptions, 'team' | 'lock' | 'onProgress' | 'onWait' | 'signal'>;
   /** A 429 pauses every team of the key: the rate limit and quota are shared. */
   private pausedUntil = 0;
   /** Stops every team: the caller's signal, or one team failing. */
@@ -89,6 +108,38 @@ export class SyncEngine {
 
   /** Reads `/teams` (every run: a team no longer listed has left the key) and syncs each team. */
   async run(): Promise<Record<string, TeamOutcome>> {
+    // The client paces itself by the budget headers; the engine says when and why it waits.
+    const stopListening = this.o.client.onBudgetWait((info) => {
+      const seconds = Math.ceil(info.waitMs / 1000);
+      this.o.logger.info(
+        {
+          team: info.team,
+          route: info.route,
+          budget: info.policy,
+          remaining: info.remaining,
+          needed: info.needed,
+          wait_s: seconds,
+        },
+        info.policy === 'items-day'
+          ? 'daily item quota spent; waiting until it resets'
+          : 'items of this minute spent; waiting until the window resets',
+      );
+      this.o.onWait?.({
+        ...(info.team === undefined ? {} : { team: info.team }),
+        reason: info.policy,
+        waitMs: info.waitMs,
+        remaining: info.remaining,
+        needed: info.needed,
+      });
+    });
+    try {
+      return await this.runTeams();
+    } finally {
+      stopListening();
+    }
+  }
+
+  private async runTeams(): Promise<Record<string, TeamOutcome>> {
     const listed = await this.listedTeams();
     let teams = listed;
     if (this.o.team !== undefined) {
@@ -213,10 +264,26 @@ export class SyncEngine {
       }
       return 'not_accessible';
     }
+    if (err instanceof BudgetSpentError && err.retryAfter !== null) {
+      // The budget headers say the day (or a window) is spent for longer than the client sleeps: stop every
+      // team of the key until it resets, without asking.
+      this.pausedUntil = Math.max(this.pausedUntil, Date.now() + err.retryAfter * 1000);
+      const day = err.code === 'quota_exceeded';
+      logger.warn(
+        { team, budget: day ? 'items-day' : 'items-minute', wait_s: err.retryAfter },
+        day
+          ? 'daily item quota spent; stopping until it resets (00:00 UTC)'
+          : 'item budget spent; waiting until it resets',
+      );
+      this.o.onWait?.({ team, reason: day ? 'items-day' : 'items-minute', waitMs: err.retryAfter * 1000 });
+      return 'retry';
+    }
     if (err instanceof RateLimitError && err.retryAfter !== null) {
       // Quota or rate limit beyond the client's own patience: pause every team of the key.
       this.pausedUntil = Math.max(this.pausedUntil, Date.now() + err.retryAfter * 1000);
       logger.warn({ team, code: err.code, retry_after: err.retryAfter }, 'rate limited; waiting Retry-After');
+      const reason = err.code === 'quota_exceeded' ? 'quota_exceeded' : 'rate_limited';
+      this.o.onWait?.({ team, reason, waitMs: err.retryAfter * 1000 });
       return 'retry';
     }
     if (err instanceof PermissionError) return 'restricted';

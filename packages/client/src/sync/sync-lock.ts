@@ -32,6 +32,10 @@ export interface SyncLockOptions {
   heartbeatMs: number;
 }
 
+/** Tries of the lock row's delete, and the pause before the next one (times the attempt). */
+const RELEASE_ATTEMPTS = 3;
+const RELEASE_RETRY_MS = 100;
+
 export class SyncLock {
   readonly owner = `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 10)}`;
   private timer: NodeJS.Timeout | undefined;
@@ -109,14 +113,27 @@ export class SyncLock {
     }
   }
 
+  /**
+   * Deletes the lock row. A run often ends here because the mirror's connection was lost, and the pool may
+   * still hold connections lost in the same fault: the delete is tried again on a fresh connection (pg-pool
+   * drops a broken one), since a row left behind would refuse this process's next run until it goes stale.
+   */
   async release(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
-    await this.db
-      .deleteFrom('mirror_locks')
-      .where('key_hash', '=', this.keyHash)
-      .where('team', '=', this.team)
-      .where('owner', '=', this.owner)
-      .execute();
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.db
+          .deleteFrom('mirror_locks')
+          .where('key_hash', '=', this.keyHash)
+          .where('team', '=', this.team)
+          .where('owner', '=', this.owner)
+          .execute();
+        return;
+      } catch (err) {
+        if (attempt >= RELEASE_ATTEMPTS) throw err;
+        await new Promise((resolve) => setTimeout(resolve, RELEASE_RETRY_MS * attempt));
+      }
+    }
   }
 }

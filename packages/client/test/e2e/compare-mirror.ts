@@ -1,17 +1,9 @@
 // The service's current data, read from its SQLite database (test only), against the mirror.
 import { isDeepStrictEqual } from 'node:util';
+import { KNOWN_FEED_KINDS } from '../../src/client/types.js';
 import { inspectDatabase } from '../support/sqlite-inspect.js';
 
-const FEED_KINDS = [
-  'lead',
-  'lead_attribution',
-  'lead_response',
-  'activity',
-  'call',
-  'conversation',
-  'booking',
-  'board',
-];
+const FEED_KINDS: readonly string[] = KNOWN_FEED_KINDS;
 
 export interface MirrorDiff {
   /** Records of the service missing from the mirror or held at another version or content. */

@@ -10,6 +10,7 @@ import {
   FAULT_KINDS,
   type FaultKind,
   randomPlan,
+  SCRIPTED_ONLY_FAULTS,
   scriptedPlan,
   seededRandom,
 } from '../../src/fault-proxy/fault-plan.js';
@@ -32,7 +33,7 @@ const unavailable = serviceUnavailableReason();
 if (unavailable) console.warn(`skipping the end-to-end crash test: ${unavailable}`);
 
 const RESYNC_FAULTS: FaultKind[] = ['sync_cursor_expired', 'resync_required'];
-const RUNNING_FAULTS = FAULT_KINDS.filter((k) => !RESYNC_FAULTS.includes(k));
+const RUNNING_FAULTS = FAULT_KINDS.filter((k) => !RESYNC_FAULTS.includes(k) && !SCRIPTED_ONLY_FAULTS.includes(k));
 // `--once` stops on capture_not_ready by design, so a verifying run does not get it.
 const VERIFY_FAULTS = RUNNING_FAULTS.filter((k) => k !== 'capture_not_ready');
 

@@ -20,7 +20,10 @@ export interface Harness {
 export const MIRROR_BACKENDS = ['sqlite', ...(process.env.PG_URL ? ['postgres'] : [])] as const;
 export type MirrorBackend = (typeof MIRROR_BACKENDS)[number];
 
-/** A fresh, empty mirror: SQLite in memory, or a PostgreSQL schema of its own dropped on close. */
+/**
+ * A fresh, empty mirror: SQLite in memory, or a PostgreSQL schema of its own dropped on close (its
+ * connections' application_name is the schema's name).
+ */
 async function freshMirror(backend: MirrorBackend, log?: LogConfig): Promise<OpenMirror> {
   if (backend === 'sqlite') return openMirror('sqlite::memory:', { log });
   const base = process.env.PG_URL as string;
@@ -31,6 +34,8 @@ async function freshMirror(backend: MirrorBackend, log?: LogConfig): Promise<Ope
   await admin.end();
   const url = new URL(base);
   url.searchParams.set('options', `-c search_path=${schema}`);
+  // Its connections carry the schema's name, so a test can terminate its own backends and no others.
+  url.searchParams.set('application_name', schema);
   const mirror = await openMirror(url.toString(), { log });
   return {
     ...mirror,

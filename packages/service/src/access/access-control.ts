@@ -20,9 +20,37 @@ export interface Principal {
 /** What a request costs: `sync` endpoints spend items, `read` endpoints one request. */
 export type RateClass = 'sync' | 'read';
 
+/** Names of the item budgets in the `RateLimit-Policy` and `RateLimit` headers (docs/limits.md, "Budget headers"). */
+export type BudgetPolicy = 'items-minute' | 'items-day';
+
+/** What one item budget of the key has left once an answer's own items are settled. */
+export interface BudgetWindow {
+  policy: BudgetPolicy;
+  /** Items the budget allows in its window. */
+  quota: number;
+  /** Length of the window, seconds (the day: 86400). */
+  windowSeconds: number;
+  /** Items left in the current window (0 when spent). */
+  remaining: number;
+  /** Whole seconds until the window ends, rounded up, at least 1. */
+  resetSeconds: number;
+}
+
 export interface Reservation {
-  /** Gives back the unused part of the reservation and counts `used` items toward the daily quota. */
-  settle(used: number): Promise<void>;
+  /**
+   * The request answered with `used` items: gives back the unused part of the reservation (or charges what
+   * went beyond it) and counts `used` toward the daily quota. Only the first settle or fail counts.
+   * Resolves with the key's item budgets as they stand after this settlement (empty for the read class).
+   */
+  settle(used: number): Promise<readonly BudgetWindow[]>;
+  /** The request was refused after its reservation: keeps one item (sync) or its request (read), no quota. */
+  fail(): Promise<void>;
+}
+
+export interface TeamSandboxFaults {
+  /** The team answers 409 capture_not_ready (404 for single records) for now. */
+  notReady: boolean;
+  capabilitiesOff: readonly string[];
 }
 
 export interface AccessRequest {
@@ -47,4 +75,11 @@ export interface AccessControl {
    * `quota_exceeded` with the seconds to wait. `countsTowardQuota` is false for single records, search and /me.
    */
   reserve(principal: Principal, rateClass: RateClass, items: number, countsTowardQuota: boolean): Promise<Reservation>;
+  /**
+   * Sandbox faults of an example team (docs/testing-your-consumer.md): whether it answers as not prepared
+   * and the endpoints switched off for it. Undefined for a live key; absent in access controls without sandbox.
+   */
+  sandboxFaults?(principal: Principal, team: string): Promise<TeamSandboxFaults | undefined>;
+  /** Runs one request's work with its own Redis time budget (docs/limits.md); absent without limits. */
+  inRequest?<T>(work: () => T): T;
 }

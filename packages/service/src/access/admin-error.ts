@@ -13,6 +13,8 @@ export const ADMIN_ERROR_CODES = [
   'too_many_integrations',
   'integration_revoked',
   'no_key_in_grace',
+  'confirmation_required',
+  'live_team',
 ] as const;
 export type AdminErrorCode = (typeof ADMIN_ERROR_CODES)[number];
 

@@ -8,11 +8,28 @@ import type { AccessControl, AccessRequest, Principal, RateClass, Reservation } 
 import { allowlistAllows } from './allowlist.js';
 import { type OrganizationState, type TeamAccessState, teamRefusal } from './eligibility.js';
 import type { IntegrationState } from './integrations.js';
-import { type ApiKeyState, effectiveKeyStatus, getPepper, keyMatches, looksLikeSecretKey, parseKey } from './keys.js';
+import {
+  type ApiKeyState,
+  bearerToken,
+  effectiveKeyStatus,
+  getPepper,
+  keyMatches,
+  looksLikeSecretKey,
+  parseKey,
+} from './keys.js';
 import { AuthLockout } from './limits/auth-lockout.js';
 import { createCounterStore } from './limits/counters.js';
 import { FirewallBudget } from './limits/firewall-budget.js';
-import { RateLimits } from './limits/rate-limits.js';
+import { RateLimits, wholeSeconds } from './limits/rate-limits.js';
+import type { AwayReason, HealthLogger } from './limits/redis-health.js';
+import {
+  parseSandboxIntegration,
+  parseSandboxTeam,
+  type SandboxIntegrationState,
+  sandboxIntegrationKey,
+  sandboxTeamKey,
+  secondsUntil,
+} from './sandbox.js';
 import { isOn, parseEndpointList, SWITCH_KEYS } from './switches.js';
 import { TtlCache } from './ttl-cache.js';
 
@@ -28,6 +45,10 @@ export interface AccessControlOptions {
   redis?: Redis | undefined;
   /** Prefix of every Redis key (tests give each run its own). */
   redisPrefix?: string;
+  /** Where the one-line "redis away" and "redis back" reports go. */
+  logger?: HealthLogger | undefined;
+  /** Called each time Redis goes away (metrics). */
+  onRedisAway?: ((reason: AwayReason) => void) | undefined;
 }
 
 interface KeyRecord {
@@ -42,14 +63,25 @@ interface TeamRecord {
   org: OrganizationState | undefined;
 }
 
-const BEARER = /^Bearer +(\S+) *$/i;
-
 export function createAccessControl(options: AccessControlOptions): AccessControl & {
   /** Counters of an integration and its keys (for `admin usage`). */
   usage(integrationId: string, keyIds: readonly string[]): Promise<UsageReport>;
+  /** Runs one request's work with its own Redis time budget. */
+  inRequest<T>(work: () => T): T;
+  /** True while the limits are counted on Redis (false without Redis, or while it is away). */
+  readonly redisUp: boolean;
+  /** Stops the Redis probe; call before closing the Redis client. */
+  close(): void;
 } {
   const { store, clock, limits } = options;
-  const counters = createCounterStore({ redis: options.redis, prefix: options.redisPrefix ?? 'crmx' });
+  const counters = createCounterStore({
+    redis: options.redis,
+    prefix: options.redisPrefix ?? 'crmx',
+    budgetMs: limits.redisBudgetMs,
+    probeMs: limits.redisProbeMs,
+    logger: options.logger,
+    onRedisAway: options.onRedisAway,
+  });
   const lockout = new AuthLockout(counters, limits, clock);
   const firewall = new FirewallBudget(counters, limits, clock);
   const rates = new RateLimits(counters, limits, clock);
@@ -81,6 +113,11 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
     });
 
   const meta = (key: string) => switches.get(key, () => store.getMeta(key));
+  /** Sandbox faults of an example key's integration (never read for a live key). */
+  const sandboxOf = async (principal: Principal): Promise<SandboxIntegrationState | undefined> =>
+    principal.livemode
+      ? undefined
+      : parseSandboxIntegration(await meta(sandboxIntegrationKey(principal.integrationId)));
 
   const refuse = async (ip: string, keyId?: string): Promise<never> => {
     await lockout.recordFailure(ip, keyId);
@@ -99,7 +136,7 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
     async authenticate(request: AccessRequest): Promise<Principal> {
       const { ip } = request;
       if (await lockout.ipLocked(ip)) throw new ApiError('rate_limited', undefined, lockout.retryAfter);
-      const token = request.authorization === undefined ? undefined : BEARER.exec(request.authorization)?.[1];
+      const token = bearerToken(request.authorization);
       if (token !== undefined && request.origin !== undefined && looksLikeSecretKey(token)) {
         throw new ApiError('secret_key_in_browser');
       }
@@ -123,6 +160,12 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
       }
       const integration = record.integration;
       if (!allowlistAllows(integration.state.allowlist, ip)) throw new ApiError('ip_not_allowed');
+      if (!integration.state.livemode) {
+        // A sandbox lockout answers as the failed-authentication lockout does (docs/testing-your-consumer.md).
+        const until = parseSandboxIntegration(await meta(sandboxIntegrationKey(integration.id))).lockedUntil;
+        if (until !== undefined && clock.now() < until)
+          throw new ApiError('rate_limited', undefined, secondsUntil(until, clock.now()));
+      }
       return {
         integrationId: integration.id,
         keyId: record.key.id,
@@ -146,14 +189,40 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
       if (refusal) throw new ApiError(refusal);
     },
 
-    reserve(
+    async reserve(
       principal: Principal,
       rateClass: RateClass,
       items: number,
       countsTowardQuota: boolean,
     ): Promise<Reservation> {
+      const sandbox = await sandboxOf(principal);
+      if (sandbox) {
+        const now = clock.now();
+        // As a spent day or minute would answer: the day first, nothing counted.
+        const day = sandbox.quotaExceededUntil;
+        if (countsTowardQuota && day !== undefined && now < day)
+          throw new ApiError('quota_exceeded', undefined, wholeSeconds(day - now));
+        const minute = sandbox.rateLimitedUntil;
+        if (minute !== undefined && now < minute)
+          throw new ApiError('rate_limited', undefined, wholeSeconds(minute - now));
+      }
       return rates.reserve(principal.integrationId, rateClass, items, countsTowardQuota);
     },
+
+    async sandboxFaults(principal: Principal, team: string) {
+      if (principal.livemode) return undefined;
+      const state = parseSandboxTeam(await meta(sandboxTeamKey(team)));
+      return {
+        notReady: state.notReadyUntil !== undefined && clock.now() < state.notReadyUntil,
+        capabilitiesOff: state.capabilitiesOff ?? [],
+      };
+    },
+
+    inRequest: (work) => counters.inRequest(work),
+    get redisUp() {
+      return counters.redisUp;
+    },
+    close: () => counters.close(),
 
     async usage(integrationId, keyIds) {
       const keysReport: UsageReport['keys'] = [];

@@ -2,6 +2,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { iso } from '../clock.js';
 import { base62 } from '../ids.js';
+import { readSetting } from '../settings.js';
 import type { Entity, Store, WriteTx } from '../store/store.js';
 import { AdminError } from './admin-error.js';
 import type { IntegrationState } from './integrations.js';
@@ -46,7 +47,23 @@ export function looksLikeSecretKey(token: string): boolean {
   return token.startsWith(KEY_PREFIX) || token.startsWith(TEST_KEY_PREFIX);
 }
 
-export const PEPPER_ENV = 'CRM_EXPORT_PEPPER';
+/** `Bearer`, in any case (RFC 9110: the scheme is case-insensitive), one or more spaces, one token. */
+const BEARER = /^Bearer +(\S+) *$/i;
+const KEY_SHAPE = new RegExp(`^(?:${KEY_PREFIX}|${TEST_KEY_PREFIX})[0-9A-Za-z]+$`);
+
+/** The token of an `Authorization` header, or undefined when it is absent or not a Bearer credential. */
+export function bearerToken(authorization: string | undefined): string | undefined {
+  return authorization === undefined ? undefined : BEARER.exec(authorization)?.[1];
+}
+
+/**
+ * The firewall's test: a Bearer credential of the documented shape (either prefix, then base62). Parses
+ * the header exactly as authentication does, so no key authentication accepts counts as malformed.
+ */
+export function hasWellFormedKey(authorization: string | undefined): boolean {
+  const token = bearerToken(authorization);
+  return token !== undefined && KEY_SHAPE.test(token);
+}
 export const PEPPER_META_KEY = 'key_pepper';
 const peppers = new WeakMap<Store, Promise<Buffer>>();
 
@@ -66,7 +83,7 @@ export function getPepper(store: Store): Promise<Buffer> {
 }
 
 async function loadPepper(store: Store): Promise<Buffer> {
-  const fromEnv = process.env[PEPPER_ENV];
+  const fromEnv = readSetting('pepper');
   if (fromEnv) return Buffer.from(fromEnv, 'utf8');
   const stored = await store.write(async (tx) => {
     const existing = await tx.getMeta(PEPPER_META_KEY);

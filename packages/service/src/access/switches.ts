@@ -1,5 +1,6 @@
 import type { Store } from '../store/store.js';
 import { AdminError } from './admin-error.js';
+import { ENDPOINT_NAMES, isEndpointName } from './endpoints.js';
 
 // Operator switches kept in the meta table: `api_disabled` (every endpoint answers 503 api_disabled) and
 // `capability_disabled` (a JSON array of endpoint names answering 403 capability_disabled). Running
@@ -11,8 +12,6 @@ export interface Switches {
   apiDisabled: boolean;
   capabilitiesDisabled: string[];
 }
-
-const ENDPOINT_NAME = /^[a-z_]+(\.[a-z_]+)?$/;
 
 export function isOn(value: string | undefined): boolean {
   return value !== undefined && ['1', 'true', 'yes', 'on'].includes(value.trim().toLowerCase());
@@ -47,7 +46,9 @@ export async function setApiDisabled(store: Store, disabled: boolean): Promise<S
 
 /** Switches one endpoint (its name as the HTTP layer passes it, e.g. `leads.list`) off or back on. */
 export async function setCapabilityDisabled(store: Store, endpoint: string, disabled: boolean): Promise<Switches> {
-  if (!ENDPOINT_NAME.test(endpoint)) throw new AdminError('invalid_argument', `not an endpoint name: ${endpoint}`);
+  if (!isEndpointName(endpoint)) {
+    throw new AdminError('invalid_argument', `unknown endpoint ${endpoint} (known: ${ENDPOINT_NAMES.join(', ')})`);
+  }
   await store.write(async (tx) => {
     const current = parseEndpointList(await tx.getMeta(SWITCH_KEYS.capabilityDisabled)).filter((e) => e !== endpoint);
     if (disabled) current.push(endpoint);

@@ -1,28 +1,39 @@
+import { LRUCache } from 'lru-cache';
 import type { Clock } from '../clock.js';
 
-// A small read-through cache whose entries live `ttlMs` on the injected clock. Concurrent misses of one
-// key share a single load. `ttlMs` 0 disables caching.
+// A read-through cache over lru-cache: each entry expires `ttlMs` after it was loaded, on the injected
+// clock; concurrent misses of one key share a single load; a failed load is not kept; past
+// `MAX_ENTRIES` the least recently used entry goes (not the whole cache). An entry is used while it is
+// younger than `ttlMs`; lru-cache keeps one until it is older than its whole-millisecond `ttl`, hence
+// `ttlMs - 1`, and a `ttlMs` of 0 or 1 disables caching.
 
 const MAX_ENTRIES = 10_000;
 
-export class TtlCache<K, V> {
-  private readonly entries = new Map<K, { at: number; value: Promise<V> }>();
+/** lru-cache keeps no `undefined` values, and "no such key" is an answer worth caching: box every value. */
+interface Box<V> {
+  value: V;
+}
 
-  constructor(
-    private readonly clock: Clock,
-    private readonly ttlMs: number,
-  ) {}
+export class TtlCache<K extends string, V> {
+  private readonly cache: LRUCache<K, Box<V>, () => Promise<V>> | undefined;
 
-  get(key: K, load: () => Promise<V>): Promise<V> {
-    const now = this.clock.now();
-    const hit = this.entries.get(key);
-    if (hit && now - hit.at < this.ttlMs) return hit.value;
-    const value = load();
-    if (this.ttlMs > 0) {
-      if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
-      this.entries.set(key, { at: now, value });
-      value.catch(() => this.entries.delete(key));
-    }
-    return value;
+  constructor(clock: Clock, ttlMs: number) {
+    this.cache =
+      ttlMs > 1
+        ? new LRUCache<K, Box<V>, () => Promise<V>>({
+            max: MAX_ENTRIES,
+            ttl: Math.ceil(ttlMs) - 1,
+            // Expiry is read from the clock on every lookup, so tests can move time by hand.
+            ttlResolution: 0,
+            perf: { now: () => clock.now() },
+            fetchMethod: async (_key, _stale, { context: load }) => ({ value: await load() }),
+          })
+        : undefined;
+  }
+
+  async get(key: K, load: () => Promise<V>): Promise<V> {
+    if (!this.cache) return load();
+    const box = await this.cache.fetch(key, { context: load });
+    return (box as Box<V>).value;
   }
 }

@@ -10,7 +10,7 @@ import {
 } from '../access/integrations.js';
 import { endOldKey, GRACE_PERIODS, type GracePeriod, rollKey } from '../access/keys.js';
 import { systemClock } from '../clock.js';
-import { type CommonOptions, common, type OpenStore, run, table } from './admin-run.js';
+import { type CommonOptions, common, confirmed, type OpenStore, run, table, yesOption } from './admin-run.js';
 import { registerUsageCommand } from './admin-usage.js';
 
 // `crm-export admin integrations ...`. Only `create` and `roll` print a key (field `key` with --json).
@@ -19,12 +19,13 @@ const keyNotice = 'Store this key now: it is shown only once.';
 
 function integrationLines(list: readonly IntegrationSummary[]): string {
   return table(
+    ['ID', 'NAME', 'STATUS', 'TEAMS', 'ALLOWLIST', 'KEYS'],
     list.map((i) => [
       i.id,
       i.name,
       i.status,
       i.teams.join(','),
-      i.allowlist.length ? `allowlist ${i.allowlist.join(',')}` : 'any address',
+      i.allowlist.length ? i.allowlist.join(',') : 'any address',
       i.keys
         .map((k) => `${k.id}…${k.last4}:${k.status}${k.graceEndsAt && k.status === 'grace' ? `→${k.graceEndsAt}` : ''}`)
         .join(' '),
@@ -52,6 +53,15 @@ export function registerIntegrationCommands(admin: Command, open: OpenStore): vo
           return { integration, key };
         },
         ({ integration, key }) => `${integrationLines([integration])}\nkey: ${key}\n${keyNotice}`,
+        {
+          action: 'integration.create',
+          details: { name: o.name, teams: splitList(o.teams), allowlist: o.allowlist ? splitList(o.allowlist) : [] },
+          // The key's lookup id (shown by `list`), never the key.
+          fromResult: ({ integration }) => ({
+            target: [integration.id],
+            details: { keyIds: integration.keys.map((k) => k.id) },
+          }),
+        },
       ),
     );
 
@@ -61,66 +71,116 @@ export function registerIntegrationCommands(admin: Command, open: OpenStore): vo
       run(open, o, (store) => listIntegrations(store, systemClock, o.parent), integrationLines),
     );
 
-  common(integrations.command('roll <id>').description('roll the key: the old one keeps working during its grace'))
+  yesOption(
+    common(integrations.command('roll <id>').description('roll the key: the old one keeps working during its grace')),
+  )
     .option('--grace <period>', `grace of the old key: ${GRACE_PERIODS.join(', ')}`, '24h')
-    .option('--compromised', 'the old key leaked: revoke it now instead')
-    .action((id: string, o: CommonOptions & { grace: string; compromised?: boolean }) =>
-      run(
-        open,
-        o,
-        async (store) => {
-          if (!GRACE_PERIODS.includes(o.grace as GracePeriod)) {
-            throw new AdminError('invalid_argument', `--grace must be one of ${GRACE_PERIODS.join(', ')}`);
-          }
-          const rolled = await rollKey(store, systemClock, id, {
-            grace: o.grace as GracePeriod,
-            compromised: o.compromised ?? false,
-          });
-          return { integration: id, ...rolled };
-        },
-        (r) =>
-          `key: ${r.key}\n${keyNotice}\nold key ${r.oldKeyId ?? '(none)'}: ${
-            r.graceEndsAt ? `works until ${r.graceEndsAt}` : 'revoked'
-          }`,
-      ),
-    );
+    .option('--compromised', 'the old key leaked: revoke it now instead (irreversible: asks, or --yes)')
+    .action((id: string, o: CommonOptions & { grace: string; compromised?: boolean; yes?: boolean }) => {
+      const roll = () =>
+        run(
+          open,
+          o,
+          async (store) => {
+            if (!GRACE_PERIODS.includes(o.grace as GracePeriod)) {
+              throw new AdminError('invalid_argument', `--grace must be one of ${GRACE_PERIODS.join(', ')}`);
+            }
+            const rolled = await rollKey(store, systemClock, id, {
+              grace: o.grace as GracePeriod,
+              compromised: o.compromised ?? false,
+            });
+            return { integration: id, ...rolled };
+          },
+          (r) =>
+            `key: ${r.key}\n${keyNotice}\nold key ${r.oldKeyId ?? '(none)'}: ${
+              r.graceEndsAt ? `works until ${r.graceEndsAt}` : 'revoked'
+            }`,
+          {
+            action: 'integration.roll',
+            target: [id],
+            details: { grace: o.grace, compromised: o.compromised ?? false },
+            fromResult: (r) => ({
+              details: { newKeyId: r.keyId, oldKeyId: r.oldKeyId, oldKeyGraceEndsAt: r.graceEndsAt },
+            }),
+          },
+        );
+      return o.compromised
+        ? confirmed(o, `the current key of ${id} is revoked at once, which cannot be undone`, roll)
+        : roll();
+    });
 
-  common(integrations.command('end-old-key <id>').description('end the grace period of the old key now')).action(
-    (id: string, o: CommonOptions) =>
+  yesOption(
+    common(
+      integrations
+        .command('end-old-key <id>')
+        .description('end the grace period of the old key now (irreversible: asks, or --yes)'),
+    ),
+  ).action((id: string, o: CommonOptions & { yes?: boolean }) =>
+    confirmed(o, `the old key of ${id} is revoked now, which cannot be undone`, () =>
       run(
         open,
         o,
         (store) => endOldKey(store, systemClock, id),
         (r) => `revoked ${r.revoked.join(', ')}`,
+        {
+          action: 'integration.end_old_key',
+          target: [id],
+          fromResult: (r) => ({ details: { revokedKeyIds: r.revoked } }),
+        },
       ),
+    ),
   );
 
-  common(
-    integrations.command('revoke <id>').description('revoke the integration and all its keys (irreversible)'),
-  ).action((id: string, o: CommonOptions) =>
-    run(
-      open,
-      o,
-      (store) => revokeIntegration(store, systemClock, id),
-      (i) => `${integrationLines([i])}\nrevoked: running servers refuse its keys within 5 seconds`,
+  yesOption(
+    common(
+      integrations
+        .command('revoke <id>')
+        .description('revoke the integration and all its keys (irreversible: asks, or --yes)'),
+    ),
+  ).action((id: string, o: CommonOptions & { yes?: boolean }) =>
+    confirmed(o, `integration ${id} and all its keys are revoked, which cannot be undone`, () =>
+      run(
+        open,
+        o,
+        (store) => revokeIntegration(store, systemClock, id),
+        (i) => `${integrationLines([i])}\nrevoked: running servers refuse its keys within 5 seconds`,
+        { action: 'integration.revoke', target: [id] },
+      ),
     ),
   );
 
   const allowlist = integrations.command('allowlist').description('IP allowlist (empty: any address)');
   for (const action of ALLOWLIST_ACTIONS) {
-    common(
-      allowlist.command(`${action} <id> [entries...]`).description(`${action} IPv4 addresses or CIDR ranges`),
-    ).action((id: string, entries: string[], o: CommonOptions) =>
-      run(
-        open,
-        o,
-        async (store) => ({
-          integration: id,
-          allowlist: await changeAllowlist(store, id, action, entries.flatMap(splitList)),
-        }),
-        (r) => (r.allowlist.length ? r.allowlist.join('\n') : '(empty: any address)'),
-      ),
+    const command = common(
+      allowlist
+        .command(`${action} <id> [entries...]`)
+        .description(
+          action === 'set'
+            ? 'set IPv4 addresses or CIDR ranges (none: any address, which asks, or --yes)'
+            : `${action} IPv4 addresses or CIDR ranges`,
+        ),
     );
+    if (action === 'set') yesOption(command);
+    command.action((id: string, entries: string[], o: CommonOptions & { yes?: boolean }) => {
+      const list = entries.flatMap(splitList);
+      const change = () =>
+        run(
+          open,
+          o,
+          async (store) => ({ integration: id, allowlist: await changeAllowlist(store, id, action, list) }),
+          (r) => (r.allowlist.length ? r.allowlist.join('\n') : '(empty: any address)'),
+          {
+            action: `allowlist.${action}`,
+            target: [id],
+            details: { entries: list },
+            fromResult: (r) => ({ details: { allowlist: r.allowlist } }),
+          },
+        );
+      // An empty set opens the integration to every address: the operator confirms it.
+      return action === 'set' && list.length === 0
+        ? confirmed(o, `an empty allowlist lets ${id} connect from every address`, change)
+        : change();
+    });
   }
 
   registerUsageCommand(integrations, open);

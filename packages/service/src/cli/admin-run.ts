@@ -1,55 +1,178 @@
+import { userInfo } from 'node:os';
+import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
 import { AdminError } from '../access/admin-error.js';
+import { iso, systemClock } from '../clock.js';
+import { settingOption } from '../settings.js';
 import type { Store } from '../store/store.js';
 
-// Shared plumbing of the `crm-export admin` commands: `--db` / `--json` on every one, one way to open the
-// store, print a result and report a refusal.
+// Shared plumbing of the `crm-export admin` commands: `--db` / `--json` / `--actor` on every one, one way
+// to open the store, print a result, report a refusal, record the action in the audit trail and confirm
+// an irreversible one.
 
 export type OpenStore = (dbUrl?: string) => Promise<{ store: Store; close(): Promise<void> } | Store>;
 
 export interface CommonOptions {
   db?: string;
   json?: boolean;
+  actor?: string;
 }
 
-/** Adds `--db URL` and `--json` to a command. */
+/** Adds `--db URL`, `--json` and `--actor NAME` to a command. */
 export function common(command: Command): Command {
   return command
-    .option('--db <url>', 'database URL (default: DATABASE_URL or the local SQLite file)')
-    .option('--json', 'print JSON');
+    .addOption(settingOption('db', 'database URL; refused when it does not exist (crm-export migrate creates it)'))
+    .option('--json', 'print JSON')
+    .option('--actor <name>', 'who runs the command, for the audit trail (default: the operating-system user)');
+}
+
+/**
+ * How a changing command appears in the audit trail (docs/auth.md, "Audit trail"). Ids and settings only:
+ * never a key, a key digest, a secret or personal data.
+ */
+export interface AuditSpec<T> {
+  /** Stable dotted name, e.g. `integration.revoke`. */
+  action: string;
+  /** Ids known before the action runs. */
+  target?: readonly string[];
+  details?: Record<string, unknown>;
+  /** Ids and details known only once the action succeeded (a generated id, counts); added to the above. */
+  fromResult?: (result: T) => { target?: readonly string[]; details?: Record<string, unknown> };
+}
+
+/** A name `--actor` accepts. */
+const ACTOR = /^(?!\s)[^\p{Cc}]{1,100}$/u;
+
+/** The actor of the audit trail: `--actor`, else the operating-system user. */
+export function actorOf(options: CommonOptions): string {
+  if (options.actor !== undefined) return options.actor;
+  try {
+    return userInfo().username;
+  } catch {
+    // No user name for this uid (a container without a passwd entry).
+    return `uid:${process.getuid?.() ?? 'unknown'}`;
+  }
 }
 
 /**
  * Opens the store, runs `fn`, prints its result (JSON with `--json`, else `human(result)`) and closes the store.
  * An `AdminError` is printed (as `{ error: { code, message } }` with `--json`) and sets exit code 1.
+ * With `audit`, the action is recorded right after it ran, its outcome `ok` or the refusal's error code.
  */
 export async function run<T>(
   open: OpenStore,
   options: CommonOptions,
   fn: (store: Store) => Promise<T>,
   human: (result: T) => string,
+  audit?: AuditSpec<T>,
 ): Promise<void> {
+  if (options.actor !== undefined && !ACTOR.test(options.actor))
+    return refuse(
+      options,
+      new AdminError(
+        'invalid_argument',
+        '--actor must be 1 to 100 characters, no control characters, not starting with a space',
+      ),
+    );
   const opened = await open(options.db);
   const store = 'backend' in opened ? opened : opened.store;
   try {
-    const result = await fn(store);
+    let result: T;
+    try {
+      result = await fn(store);
+    } catch (error) {
+      if (audit)
+        await record(store, options, audit, error instanceof AdminError ? error.code : 'failed').catch(() => {});
+      throw error;
+    }
+    let recorded = true;
+    if (audit) {
+      recorded = await record(store, options, audit, 'ok', audit.fromResult?.(result)).then(
+        () => true,
+        () => false,
+      );
+    }
     process.stdout.write(options.json ? `${JSON.stringify(result, null, 2)}\n` : `${human(result)}\n`);
+    if (!recorded) {
+      process.stderr.write('crm-export admin: the change was made but could not be recorded in the audit trail\n');
+      process.exitCode = 1;
+    }
   } catch (error) {
     if (!(error instanceof AdminError)) throw error;
-    if (options.json)
-      process.stdout.write(`${JSON.stringify({ error: { code: error.code, message: error.message } })}\n`);
-    process.stderr.write(`crm-export admin: ${error.message}\n`);
-    process.exitCode = 1;
+    refuse(options, error);
   } finally {
     await ('backend' in opened ? opened.close() : opened.close());
   }
 }
 
-/** Rows of text columns, aligned. */
-export function table(rows: readonly (readonly string[])[]): string {
+function record<T>(
+  store: Store,
+  options: CommonOptions,
+  audit: AuditSpec<T>,
+  outcome: string,
+  extra: { target?: readonly string[]; details?: Record<string, unknown> } = {},
+): Promise<void> {
+  return store.appendAudit({
+    at: iso(systemClock.now()),
+    actor: actorOf(options),
+    action: audit.action,
+    target: [...new Set([...(audit.target ?? []), ...(extra.target ?? [])])],
+    outcome,
+    details: { ...audit.details, ...extra.details },
+  });
+}
+
+/** Reports a refusal: `{ error: { code, message } }` with `--json`, the message on standard error, exit code 1. */
+export function refuse(options: CommonOptions, error: AdminError): void {
+  if (options.json)
+    process.stdout.write(`${JSON.stringify({ error: { code: error.code, message: error.message } })}\n`);
+  process.stderr.write(`crm-export admin: ${error.message}\n`);
+  process.exitCode = 1;
+}
+
+/** Adds `--yes` to a command that cannot be undone. */
+export function yesOption(command: Command): Command {
+  return command.option('--yes', 'do it without asking (required when standard input is not a terminal)');
+}
+
+/**
+ * Runs `action` once the operator confirmed `what` (a sentence saying what happens, e.g. that it cannot be
+ * undone): `--yes`, or "yes" typed at the terminal.
+ * Without a terminal and without `--yes` it refuses (`confirmation_required`, exit code 1) before
+ * opening the database.
+ */
+export async function confirmed(
+  options: CommonOptions & { yes?: boolean },
+  what: string,
+  action: () => Promise<void>,
+  input: NodeJS.ReadableStream & { isTTY?: boolean } = process.stdin,
+): Promise<void> {
+  if (!options.yes) {
+    if (!input.isTTY) {
+      return refuse(
+        options,
+        new AdminError('confirmation_required', `${what}: pass --yes to confirm (no terminal to ask)`),
+      );
+    }
+    const prompt = createInterface({ input, output: process.stderr });
+    let answer: string;
+    try {
+      answer = await prompt.question(`${what}. Type "yes" to continue: `);
+    } finally {
+      prompt.close();
+    }
+    if (answer.trim().toLowerCase() !== 'yes')
+      return refuse(options, new AdminError('confirmation_required', `${what}: not confirmed, nothing changed`));
+  }
+  await action();
+}
+
+/** Rows of text columns under a header row, aligned. */
+export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
   if (rows.length === 0) return '(none)';
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
-  return rows
+  const all = [header, ...rows];
+  const widths = header.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length)));
+  return all
     .map((r) =>
       r
         .map((cell, i) => cell.padEnd(widths[i] ?? 0))

@@ -1,11 +1,13 @@
 import type { Command } from 'commander';
 import { Redis } from 'ioredis';
+import { AdminError } from '../access/admin-error.js';
 import { createAccessControl, type UsageReport } from '../access/create-access-control.js';
+import { ENDPOINT_NAMES, isEndpointName } from '../access/endpoints.js';
 import { getIntegration } from '../access/integrations.js';
 import { readSwitches, setApiDisabled, setCapabilityDisabled } from '../access/switches.js';
 import { systemClock } from '../clock.js';
-import { DEFAULT_LIMITS } from '../config.js';
-import { type CommonOptions, common, type OpenStore, parseFlag, run, table } from './admin-run.js';
+import { readLimits, readSetting, settingOption } from '../settings.js';
+import { type CommonOptions, common, type OpenStore, parseFlag, refuse, run, table } from './admin-run.js';
 
 // `admin integrations usage ID` reads the counters the API processes share through Redis (REDIS_URL).
 // Without Redis each API process keeps its counters in its own memory, out of reach of this command.
@@ -14,15 +16,15 @@ type Usage = { integration: string } & (UsageReport | { shared: false; note: str
 
 export function registerUsageCommand(integrations: Command, open: OpenStore): void {
   common(integrations.command('usage <id>').description('items this minute, quota used today, failed attempts, locks'))
-    .option('--redis <url>', 'Redis the API processes share (default: REDIS_URL)')
-    .option('--redis-prefix <prefix>', 'key prefix of the API processes', 'crmx')
+    .addOption(settingOption('redisUrl', 'Redis the API processes share'))
+    .addOption(settingOption('redisPrefix'))
     .action((id: string, o: CommonOptions & { redis?: string; redisPrefix: string }) =>
       run(
         open,
         o,
         async (store): Promise<Usage> => {
           const integration = await getIntegration(store, systemClock, id);
-          const url = o.redis ?? process.env.REDIS_URL;
+          const url = readSetting('redisUrl', o.redis);
           if (!url) {
             return {
               integration: id,
@@ -36,7 +38,7 @@ export function registerUsageCommand(integrations: Command, open: OpenStore): vo
             const access = createAccessControl({
               store,
               clock: systemClock,
-              limits: DEFAULT_LIMITS,
+              limits: readLimits(),
               redis,
               redisPrefix: o.redisPrefix,
             });
@@ -56,11 +58,8 @@ export function registerUsageCommand(integrations: Command, open: OpenStore): vo
             `read requests this minute: ${u.readsThisMinute}`,
             `quota used today (UTC): ${u.quotaUsedToday}`,
             table(
-              u.keys.map((k) => [
-                k.id,
-                `failed attempts ${k.failures}`,
-                k.lockedUntil ? `locked until ${k.lockedUntil}` : 'not locked',
-              ]),
+              ['KEY', 'FAILED ATTEMPTS', 'LOCKED UNTIL'],
+              u.keys.map((k) => [k.id, String(k.failures), k.lockedUntil ?? 'not locked']),
             ),
           ].join('\n');
         },
@@ -79,13 +78,32 @@ export function registerSwitchCommands(admin: Command, open: OpenStore): void {
   common(
     switches.command('api <state>').description('on: answer; off: every endpoint answers 503 api_disabled'),
   ).action((state: string, o: CommonOptions) =>
-    run(open, o, (store) => setApiDisabled(store, !parseFlag(state)), human),
+    run(open, o, (store) => setApiDisabled(store, !parseFlag(state)), human, {
+      action: 'switch.api',
+      target: ['api'],
+      details: { state },
+    }),
   );
   common(
     switches
       .command('capability <endpoint> <state>')
-      .description('off: the endpoint (e.g. leads.list) answers 403 capability_disabled'),
-  ).action((endpoint: string, state: string, o: CommonOptions) =>
-    run(open, o, (store) => setCapabilityDisabled(store, endpoint, !parseFlag(state)), human),
-  );
+      .description(`off: the endpoint answers 403 capability_disabled (${ENDPOINT_NAMES.join(', ')})`),
+  ).action((endpoint: string, state: string, o: CommonOptions) => {
+    // Checked before the database is opened: an unknown name would switch nothing off.
+    if (!isEndpointName(endpoint)) {
+      refuse(
+        o,
+        new AdminError(
+          'invalid_argument',
+          `unknown endpoint ${JSON.stringify(endpoint)}: NAME must be one of ${ENDPOINT_NAMES.join(', ')}`,
+        ),
+      );
+      return;
+    }
+    return run(open, o, (store) => setCapabilityDisabled(store, endpoint, !parseFlag(state)), human, {
+      action: 'switch.capability',
+      target: [endpoint],
+      details: { state },
+    });
+  });
 }

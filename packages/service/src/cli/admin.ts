@@ -11,20 +11,26 @@ import {
   setOrganizationPlan,
   type TeamSummary,
 } from '../access/organizations.js';
+import { registerAuditCommands } from './admin-audit.js';
 import { registerIntegrationCommands } from './admin-integrations.js';
 import { type CommonOptions, common, type OpenStore, parseFlag, run, table } from './admin-run.js';
+import { registerSandboxCommands } from './admin-sandbox.js';
 import { registerSwitchCommands } from './admin-usage.js';
 
 // `crm-export admin`: the operator's side of access control (organizations, team eligibility, integrations
 // and keys). A key is printed only by `integrations create` and `integrations roll`.
 
-const orgLine = (o: OrganizationSummary): string[] => [o.id, o.name, o.plan, o.apiAgreed ? 'api agreed' : ''];
+const ORG_HEADER = ['ID', 'NAME', 'PLAN', 'API AGREED'];
+const orgLine = (o: OrganizationSummary): string[] => [o.id, o.name, o.plan, o.apiAgreed ? 'yes' : 'no'];
+const orgTable = (list: readonly OrganizationSummary[]) => table(ORG_HEADER, list.map(orgLine));
+const TEAM_HEADER = ['ID', 'ORGANIZATION', 'STATE', 'LEGAL SETUP', 'SECTOR', 'DATA', 'MODE'];
+const teamTable = (list: readonly TeamSummary[]) => table(TEAM_HEADER, list.map(teamLine));
 const teamLine = (t: TeamSummary): string[] => [
   t.id,
   t.organization ?? '(no organization)',
   t.state,
   t.legalSetupDone ? 'legal done' : 'legal pending',
-  t.sensitiveSector ? 'sensitive' : '',
+  t.sensitiveSector ? 'sensitive' : 'ordinary',
   t.holdsData ? 'holds data' : 'no data',
   t.livemode ? 'live' : 'example',
 ];
@@ -38,7 +44,9 @@ function oneOf<T extends string>(values: readonly T[], what: string) {
 }
 
 export function registerAdminCommands(program: Command, open: OpenStore): void {
-  const admin = program.command('admin').description('operator commands: organizations, teams, integrations, keys');
+  const admin = program
+    .command('admin')
+    .description('operator commands: organizations, teams, integrations, keys, audit trail');
 
   const orgs = admin.command('orgs').description('organizations and their plan');
   common(orgs.command('create <name>').description('create an organization'))
@@ -56,11 +64,17 @@ export function registerAdminCommands(program: Command, open: OpenStore): void {
             apiAgreed: o.apiAgreed ?? false,
             ...(o.id ? { id: o.id } : {}),
           }),
-        (org) => table([orgLine(org)]),
+        (org) => orgTable([org]),
+        {
+          action: 'organization.create',
+          target: o.id ? [o.id] : [],
+          details: { name, plan: o.plan, apiAgreed: o.apiAgreed ?? false },
+          fromResult: (org) => ({ target: [org.id] }),
+        },
       ),
     );
   common(orgs.command('list').description('list organizations')).action((o: CommonOptions) =>
-    run(open, o, listOrganizations, (list) => table(list.map(orgLine))),
+    run(open, o, listOrganizations, orgTable),
   );
   common(orgs.command('set-plan <org> <plan>').description(`set the plan (${ORGANIZATION_PLANS.join(', ')})`))
     .option('--api-agreed <yes|no>', 'API access agreed outside the plan')
@@ -75,13 +89,18 @@ export function registerAdminCommands(program: Command, open: OpenStore): void {
           if (o.apiAgreed !== undefined) change.apiAgreed = parseFlag(o.apiAgreed);
           return setOrganizationPlan(store, org, change);
         },
-        (result) => table([orgLine(result)]),
+        (result) => orgTable([result]),
+        {
+          action: 'organization.set_plan',
+          target: [org],
+          details: { plan, ...(o.apiAgreed !== undefined ? { apiAgreed: o.apiAgreed } : {}) },
+        },
       ),
     );
 
   const teams = admin.command('teams').description('team eligibility: state, sector, legal setup, organization');
   common(teams.command('list').description('list teams with their eligibility')).action((o: CommonOptions) =>
-    run(open, o, listTeams, (list) => table(list.map(teamLine))),
+    run(open, o, listTeams, teamTable),
   );
   common(teams.command('set-state <team> <state>').description(`set the state (${TEAM_STATES.join(', ')})`)).action(
     (team: string, state: string, o: CommonOptions) =>
@@ -90,7 +109,8 @@ export function registerAdminCommands(program: Command, open: OpenStore): void {
         o,
         (store) =>
           changeTeam(store, team, { field: 'state', value: oneOf<TeamStateValue>(TEAM_STATES, 'state')(state) }),
-        (t) => table([teamLine(t)]),
+        (t) => teamTable([t]),
+        { action: 'team.set_state', target: [team], details: { state } },
       ),
   );
   common(
@@ -100,7 +120,8 @@ export function registerAdminCommands(program: Command, open: OpenStore): void {
       open,
       o,
       (store) => changeTeam(store, team, { field: 'sensitiveSector', value: parseFlag(value) }),
-      (t) => table([teamLine(t)]),
+      (t) => teamTable([t]),
+      { action: 'team.set_sector', target: [team], details: { sensitiveSector: value } },
     ),
   );
   common(teams.command('set-legal <team> <done>').description('legal setup completed (yes|no)')).action(
@@ -109,7 +130,8 @@ export function registerAdminCommands(program: Command, open: OpenStore): void {
         open,
         o,
         (store) => changeTeam(store, team, { field: 'legalSetupDone', value: parseFlag(value) }),
-        (t) => table([teamLine(t)]),
+        (t) => teamTable([t]),
+        { action: 'team.set_legal', target: [team], details: { legalSetupDone: value } },
       ),
   );
   common(
@@ -119,7 +141,8 @@ export function registerAdminCommands(program: Command, open: OpenStore): void {
       open,
       o,
       (store) => changeTeam(store, team, { field: 'organization', value: org === 'none' ? null : org }),
-      (t) => table([teamLine(t)]),
+      (t) => teamTable([t]),
+      { action: 'team.set_org', target: [team], details: { organization: org } },
     ),
   );
   common(
@@ -131,10 +154,13 @@ export function registerAdminCommands(program: Command, open: OpenStore): void {
       open,
       o,
       (store) => setHoldsData(store, team, parseFlag(value)),
-      (t) => table([teamLine(t)]),
+      (t) => teamTable([t]),
+      { action: 'team.set_holds_data', target: [team], details: { holdsData: value } },
     ),
   );
 
   registerIntegrationCommands(admin, open);
   registerSwitchCommands(admin, open);
+  registerAuditCommands(admin, open);
+  registerSandboxCommands(admin, open);
 }

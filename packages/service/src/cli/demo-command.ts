@@ -1,7 +1,8 @@
 import { randomInt } from 'node:crypto';
-import { type Command, InvalidArgumentError } from 'commander';
-import { DEFAULT_DEMO_LEADS, DEFAULT_DEMO_TEAMS, DEMO_BATCH, startOfUtcDay } from '../demo/demo-defaults.js';
-import { intOption, openDb } from './options.js';
+import type { Command } from 'commander';
+import { startOfUtcDay } from '../demo/demo-defaults.js';
+import { settingOption } from '../settings.js';
+import { openDb } from './options.js';
 
 // Heavy modules (faker, the write side) load when the command runs, so other commands start fast.
 const loadDemo = async () => ({
@@ -9,18 +10,12 @@ const loadDemo = async () => ({
   ...(await import('../demo/run-demo.js')),
 });
 
-function isoOption(value: string): number {
-  const ms = Date.parse(value);
-  if (Number.isNaN(ms)) throw new InvalidArgumentError('Not an ISO 8601 date-time.');
-  return ms;
-}
-
 interface DemoCommandOptions {
   db?: string;
   teams: number;
   leads: number;
   seed?: number;
-  now?: number;
+  now?: string;
   batchSize: number;
   json?: boolean;
   progress: boolean;
@@ -30,22 +25,18 @@ export function registerDemoCommand(program: Command): void {
   program
     .command('demo')
     .description('generate example data (one organization, example teams) through the write side')
-    .option('--db <url>', 'database URL (default: DATABASE_URL, else sqlite:./data/crm-export.db)')
-    .option('--teams <n>', 'example teams', intOption(1, 100), DEFAULT_DEMO_TEAMS)
-    .option('--leads <n>', 'leads per team', intOption(0, 1_000_000), DEFAULT_DEMO_LEADS)
-    .option(
-      '--seed <s>',
-      'seed: the same seed gives the same records and ids (default: random, printed)',
-      intOption(0, 2 ** 31 - 1),
-    )
-    .option('--now <iso>', 'business times end at this instant (default: today 00:00 UTC)', isoOption)
-    .option('--batch-size <n>', 'events per transaction', intOption(1, 100_000), DEMO_BATCH)
+    .addOption(settingOption('db', 'database URL, created and migrated when missing'))
+    .addOption(settingOption('demoTeams'))
+    .addOption(settingOption('demoLeads'))
+    .addOption(settingOption('demoSeed'))
+    .addOption(settingOption('demoNow'))
+    .addOption(settingOption('demoBatchSize'))
     .option('--no-progress', 'no progress bar')
     .option('--json', 'print the result as JSON')
     .action(async (opts: DemoCommandOptions) => {
       const seed = opts.seed ?? randomInt(2 ** 31 - 1);
       const { demoTeamIds, runDemo } = await loadDemo();
-      const store = await openDb(opts.db);
+      const store = await openDb(opts.db, { create: true });
       try {
         const [firstTeam] = demoTeamIds({ seed, teams: opts.teams });
         if (firstTeam && (await store.getEntity('team', firstTeam))) {
@@ -59,7 +50,7 @@ export function registerDemoCommand(program: Command): void {
           seed,
           teams: opts.teams,
           leads: opts.leads,
-          now: opts.now ?? startOfUtcDay(Date.now()),
+          now: opts.now === undefined ? startOfUtcDay(Date.now()) : Date.parse(opts.now),
           batchSize: opts.batchSize,
           ...(opts.progress && !opts.json ? { progress: process.stderr } : {}),
         });

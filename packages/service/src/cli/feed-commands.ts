@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
 import { systemClock } from '../clock.js';
-import { DEFAULT_LIMITS } from '../config.js';
 import { capturePending } from '../feed/capture.js';
 import { markRestore } from '../feed/feed-epoch.js';
 import { trimFeedOnce } from '../feed/feed-jobs.js';
-import { type CommonOptions, common, type OpenStore, run } from './admin-run.js';
+import { readLimits } from '../settings.js';
+import { type CommonOptions, common, confirmed, type OpenStore, run, yesOption } from './admin-run.js';
 
 // `crm-export admin feed ...`: the changes feed's operator commands (docs/feed.md).
 
@@ -13,16 +13,27 @@ export function registerFeedCommands(program: Command, open: OpenStore): void {
   const admin = program.commands.find((c) => c.name() === 'admin') ?? program.command('admin');
   const feed = admin.command('feed').description('the changes feed: restore marks, retention, capture');
 
-  common(
-    feed
-      .command('mark-restore')
-      .description('after restoring a backup: every older feed cursor gets 409 resync_required'),
-  ).action((o: CommonOptions) =>
-    run(
-      open,
+  yesOption(
+    common(
+      feed
+        .command('mark-restore')
+        .description('after restoring a backup: every older feed cursor gets 409 resync_required (asks, or --yes)'),
+    ),
+  ).action((o: CommonOptions & { yes?: boolean }) =>
+    confirmed(
       o,
-      async (store) => ({ markedRestore: true, ...(await markRestore(store)) }),
-      (r) => `restore marked: feed epoch ${r.previous} -> ${r.epoch}; consumers resync on their next read`,
+      'every consumer cursor issued so far stops working (409 resync_required), which cannot be undone',
+      () =>
+        run(
+          open,
+          o,
+          async (store) => ({ markedRestore: true, ...(await markRestore(store)) }),
+          (r) => `restore marked: feed epoch ${r.previous} -> ${r.epoch}; consumers resync on their next read`,
+          {
+            action: 'feed.mark_restore',
+            fromResult: (r) => ({ details: { previousEpoch: r.previous, epoch: r.epoch } }),
+          },
+        ),
     ),
   );
 
@@ -31,8 +42,9 @@ export function registerFeedCommands(program: Command, open: OpenStore): void {
       run(
         open,
         o,
-        async (store) => ({ trimmed: await trimFeedOnce(store, systemClock, DEFAULT_LIMITS) }),
+        async (store) => ({ trimmed: await trimFeedOnce(store, systemClock, readLimits()) }),
         (r) => `feed entries trimmed: ${r.trimmed}`,
+        { action: 'feed.trim', fromResult: (r) => ({ details: { trimmed: r.trimmed } }) },
       ),
   );
 
@@ -43,6 +55,7 @@ export function registerFeedCommands(program: Command, open: OpenStore): void {
         o,
         async (store) => ({ captured: await capturePending(store, systemClock) }),
         (r) => (r.captured.length ? `teams prepared: ${r.captured.join(', ')}` : 'no team waiting to be prepared'),
+        { action: 'feed.capture', fromResult: (r) => ({ target: r.captured }) },
       ),
   );
 }

@@ -1,38 +1,60 @@
-import { createWriteStream } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import type { Command } from 'commander';
 import { systemClock } from '../clock.js';
-import { DEFAULT_INGEST_BATCH } from '../ingest/ingest-defaults.js';
 import type { IngestResult } from '../ingest/ingest-file.js';
-import { intOption, openDb } from './options.js';
+import { settingOption } from '../settings.js';
+import { ingestProgress } from './ingest-progress.js';
+import { openDb } from './options.js';
 
 export function registerIngestCommand(program: Command): void {
   program
     .command('ingest')
     .description('apply CRM events from an NDJSON file (one event per line; "-" reads standard input)')
     .argument('<file>', 'NDJSON file, or - for standard input')
-    .option('--db <url>', 'database URL (default: DATABASE_URL, else sqlite:./data/crm-export.db)')
-    .option('--batch-size <n>', 'events per transaction', intOption(1, 1_000_000), DEFAULT_INGEST_BATCH)
-    .action(async (file: string, opts: { db?: string; batchSize: number }) => {
-      // Standard input can be read once; the two passes (validate, then apply) need a file.
-      const { ingestFile } = await import('../ingest/ingest-file.js');
-      const spool = file === '-' ? await spoolStdin() : undefined;
-      const store = await openDb(opts.db);
+    .addOption(settingOption('db', 'database to write to, created and migrated when missing'))
+    .addOption(settingOption('ingestBatchSize'))
+    .addOption(settingOption('ingestStdinLimit'))
+    .option('--json', 'print the outcome as one JSON object on standard output (exit codes unchanged)')
+    .action(async (file: string, opts: { db?: string; batchSize: number; stdinLimit: number; json?: boolean }) => {
+      const { ingestFile, ingestStream } = await import('../ingest/ingest-file.js');
+      const store = await openDb(opts.db, { create: true });
+      const name = file === '-' ? 'stdin' : file;
+      const progress = ingestProgress(process.stderr, name);
+      const started = performance.now();
       try {
-        const result = await ingestFile(spool?.path ?? file, {
+        const deps = {
           store,
           clock: systemClock,
           batchSize: opts.batchSize,
-        });
-        process.exitCode = report(result, file === '-' ? 'stdin' : file);
+          onProgress: progress.update,
+        };
+        // Standard input is read once and never copied to disk: see docs/ingest.md.
+        const result =
+          file === '-'
+            ? await ingestStream(process.stdin, { ...deps, limitBytes: opts.stdinLimit * 1024 * 1024 })
+            : await ingestFile(file, deps);
+        progress.stop();
+        const seconds = Math.round(performance.now() - started) / 1000;
+        process.exitCode = opts.json ? reportJson(result, name, seconds) : report(result, name);
       } finally {
+        progress.stop();
         await store.close();
-        await spool?.remove();
       }
     });
+}
+
+const EXIT_CODES: Record<IngestResult['outcome'], number> = { applied: 0, invalid: 1, write_failed: 1, failed: 2 };
+
+/** The `--json` summary: the outcome with its own fields, the input's name and the run's duration. */
+function reportJson(result: IngestResult, name: string, seconds: number): number {
+  process.stdout.write(`${JSON.stringify({ input: name, ...result, seconds })}\n`);
+  return EXIT_CODES[result.outcome];
+}
+
+/** What was committed before a failure, as the last line of the report. */
+function committed(result: { events: number; batches: number; appliedThroughLine: number }): string {
+  if (result.events === 0) return 'nothing was applied.';
+  const transactions = `${result.batches} transaction${result.batches === 1 ? '' : 's'}`;
+  return `${result.events} events through line ${result.appliedThroughLine} were applied (${transactions}).`;
 }
 
 function report(result: IngestResult, name: string): number {
@@ -53,20 +75,18 @@ function report(result: IngestResult, name: string): number {
       const where = result.line === undefined ? `lines ${firstLine}-${lastLine}` : `line ${result.line}`;
       process.stderr.write(`${name}: ${where}: ${result.message}\n`);
       process.stderr.write(
-        `${name}: the batch of lines ${firstLine}-${lastLine} was rolled back; ${
-          result.events === 0
-            ? 'nothing was applied.'
-            : `${result.events} events through line ${result.appliedThroughLine} were applied.`
-        }\n`,
+        `${name}: the batch of lines ${firstLine}-${lastLine} was rolled back; ${committed(result)}\n`,
       );
       return 1;
     }
+    case 'failed': {
+      const where = result.line !== undefined ? `line ${result.line}: ` : '';
+      process.stderr.write(`${name}: ${where}failed: ${result.message}\n`);
+      const batch = result.rejected
+        ? `the batch of lines ${result.rejected.firstLine}-${result.rejected.lastLine} was not committed; `
+        : '';
+      process.stderr.write(`${name}: ${batch}${committed(result)}\n`);
+      return 2;
+    }
   }
-}
-
-async function spoolStdin(): Promise<{ path: string; remove(): Promise<void> }> {
-  const dir = await mkdtemp(join(tmpdir(), 'crm-export-ingest-'));
-  const path = join(dir, 'stdin.ndjson');
-  await pipeline(process.stdin, createWriteStream(path));
-  return { path, remove: () => rm(dir, { recursive: true, force: true }) };
 }

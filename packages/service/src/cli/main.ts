@@ -1,6 +1,6 @@
 import { buildProgram } from './program.js';
 
-// The `crm-export` command; bin/crm-export.js loads this file through tsx.
+// The `crm-export` command, compiled to dist/cli/main.js, which bin/crm-export.js loads.
 try {
   await buildProgram().parseAsync(process.argv);
 } catch (error) {

@@ -1,11 +1,18 @@
 import { isAbsolute, resolve } from 'node:path';
-import { InvalidArgumentError } from 'commander';
-import { DEFAULT_LIMITS, type Limits } from '../config.js';
-import { DEFAULT_DB_URL, openStore } from '../store/open-store.js';
-import type { Store } from '../store/store.js';
+import type { Limits } from '../config.js';
+import { parseTrustProxy, type TrustProxy } from '../http/trust-proxy.js';
+import type { OpsAddress } from '../ops/ops-server.js';
+import { ConfigError, parseSetting, readLimits, readSetting, SETTINGS } from '../settings.js';
+import { openStore } from '../store/open-store.js';
+import { DatabaseMissingError, type Store } from '../store/store.js';
 
-export const DEFAULT_HOST = '127.0.0.1';
-export const DEFAULT_PORT = 3000;
+// The CLI's view of the settings (src/settings.ts): a flag wins over its variable, the variable over the
+// default, and every value was checked against its schema before anything is opened.
+
+/** Where npm or npx was started (`INIT_CWD`), else the current directory. */
+export function startDir(env: NodeJS.ProcessEnv = process.env): string {
+  return readSetting('initCwd', undefined, env) || process.cwd();
+}
 
 /**
  * The database URL from `--db`, else `DATABASE_URL`, else the default. A relative SQLite path is
@@ -13,76 +20,114 @@ export const DEFAULT_PORT = 3000;
  * runs inside the workspace) and `npx crm-export ...` at the repository root use the same file.
  */
 export function resolveDbUrl(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
-  const url = flag ?? env.DATABASE_URL ?? DEFAULT_DB_URL;
+  // A flag from `settingOption` is already checked; one passed in code is checked here.
+  const url = flag === undefined ? (readSetting('db', undefined, env) as string) : parseSetting('db', flag, '--db');
   if (!url.startsWith('sqlite:')) return url;
   const path = url.slice('sqlite:'.length);
-  if (path === ':memory:' || isAbsolute(path)) return url;
-  return `sqlite:${resolve(env.INIT_CWD ?? process.cwd(), path)}`;
+  if (path === '' || path === ':memory:' || isAbsolute(path)) return url;
+  return `sqlite:${resolve(startDir(env), path)}`;
 }
 
-/** Opens (and migrates) the store that `--db` / `DATABASE_URL` names. */
-export function openDb(flag: string | undefined): Promise<Store> {
-  return openStore(resolveDbUrl(flag));
-}
-
-/** Commander argument parser for a whole number within bounds. */
-export function intOption(min: number, max: number) {
-  return (value: string): number => {
-    if (!/^\d+$/.test(value)) throw new InvalidArgumentError(`Not a whole number between ${min} and ${max}.`);
-    const n = Number(value);
-    if (n < min || n > max) throw new InvalidArgumentError(`Not a whole number between ${min} and ${max}.`);
-    return n;
-  };
+/**
+ * Opens the store that `--db` / `DATABASE_URL` names. `create` (start, serve, demo, ingest, migrate)
+ * creates a missing database and applies migrations; otherwise a database that does not exist or is not
+ * migrated is refused, so a typo never yields a new empty database.
+ */
+export async function openDb(flag: string | undefined, { create = false } = {}): Promise<Store> {
+  try {
+    return await openStore(resolveDbUrl(flag), { create });
+  } catch (error) {
+    if (!(error instanceof DatabaseMissingError)) throw error;
+    throw new DatabaseMissingError(
+      `${error.message}; check --db / DATABASE_URL, or create it with: crm-export migrate${flag ? ` --db '${flag}'` : ''}`,
+    );
+  }
 }
 
 /** `--port`, else `PORT`, else 3000. */
 export function resolvePort(flag: number | undefined, env: NodeJS.ProcessEnv = process.env): number {
-  if (flag !== undefined) return flag;
-  if (env.PORT === undefined || env.PORT === '') return DEFAULT_PORT;
-  return intOption(0, 65535)(env.PORT);
+  return readSetting('port', flag, env) as number;
 }
 
 /** `--host`, else `HOST`, else 127.0.0.1 (loopback: exposing the API is an explicit choice). */
 export function resolveHost(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
-  return flag ?? (env.HOST || DEFAULT_HOST);
+  return readSetting('host', flag, env) as string;
+}
+
+/** The limits: defaults with `CRM_EXPORT_LIMITS` applied (src/settings.ts). */
+export function resolveLimits(env: NodeJS.ProcessEnv = process.env): Limits {
+  return readLimits(env);
 }
 
 /**
- * The limits a server runs with: the spec's defaults, with any member overridden by the JSON object in
- * `CRM_EXPORT_LIMITS` (for example `{"itemsPerMinute":5000}`). Unknown names and values that are not
- * positive whole numbers are refused, so a typo never silently keeps a default.
+ * `--trust-proxy`, else `CRM_EXPORT_TRUST_PROXY`, else none (`X-Forwarded-For` ignored). A malformed value
+ * is refused with an error naming the setting it came from.
  */
-export function resolveLimits(env: NodeJS.ProcessEnv = process.env): Limits {
-  const raw = env.CRM_EXPORT_LIMITS;
-  if (raw === undefined || raw.trim() === '') return DEFAULT_LIMITS;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    throw new Error('CRM_EXPORT_LIMITS is not valid JSON');
+export function resolveTrustProxy(
+  flag: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): TrustProxy | undefined {
+  if (flag !== undefined) return parseTrustProxy(flag, '--trust-proxy');
+  const raw = readSetting('trustProxy', undefined, env);
+  if (raw === undefined || raw.trim() === '') return undefined;
+  return parseTrustProxy(raw, SETTINGS.trustProxy.env);
+}
+
+/**
+ * The operator listener (metrics, probes, the API reference): `--ops-port`, else `CRM_EXPORT_OPS_PORT`; on
+ * `--ops-host`, else `CRM_EXPORT_OPS_HOST`, else 127.0.0.1 (metrics name routes and teams: not for the public).
+ * Without a port: none for `serve`; with `apiPort` (what `start` passes), the API port plus one, or any free
+ * port when that one is in use, when the API takes any free port (0) or when it is 65535.
+ */
+export function resolveOps(
+  opts: { opsHost?: string; opsPort?: number },
+  env: NodeJS.ProcessEnv = process.env,
+  apiPort?: number,
+): OpsAddress | undefined {
+  const port = readSetting('opsPort', opts.opsPort, env) as number | undefined;
+  const host = () => readSetting('opsHost', opts.opsHost, env) as string;
+  if (port !== undefined) return { host: host(), port };
+  if (apiPort !== undefined) {
+    return { host: host(), port: apiPort === 0 || apiPort === 65535 ? 0 : apiPort + 1, orFreePort: true };
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new Error('CRM_EXPORT_LIMITS must be a JSON object');
-  }
-  const limits: Limits = { ...DEFAULT_LIMITS };
-  for (const [name, value] of Object.entries(parsed)) {
-    if (!(name in DEFAULT_LIMITS)) {
-      throw new Error(`CRM_EXPORT_LIMITS: unknown limit ${name} (known: ${Object.keys(DEFAULT_LIMITS).join(', ')})`);
-    }
-    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
-      throw new Error(`CRM_EXPORT_LIMITS: ${name} must be a positive whole number`);
-    }
-    limits[name as keyof Limits] = value;
-  }
-  return limits;
+  if (opts.opsHost !== undefined) throw new ConfigError('--ops-host needs --ops-port (or CRM_EXPORT_OPS_PORT)');
+  return undefined;
 }
 
 /** Where and how `serve` and `start` listen, resolved before anything is opened so a bad setting fails first. */
-export function serverSettings(opts: { host?: string; port?: number }, env: NodeJS.ProcessEnv = process.env) {
+export function serverSettings(
+  opts: { host?: string; port?: number; trustProxy?: string; opsHost?: string; opsPort?: number; docsUrl?: string },
+  env: NodeJS.ProcessEnv = process.env,
+  /** `start` opens the operator listener by default (see resolveOps); `serve` only when configured. */
+  { opsByDefault = false } = {},
+) {
+  const trustProxy = resolveTrustProxy(opts.trustProxy, env);
+  const redisUrl = readSetting('redisUrl', undefined, env);
+  const port = resolvePort(opts.port, env);
+  const ops = resolveOps(opts, env, opsByDefault ? port : undefined);
+  const docsUrl = resolveDocsUrl(opts.docsUrl, env);
   return {
     host: resolveHost(opts.host, env),
-    port: resolvePort(opts.port, env),
+    port,
     limits: resolveLimits(env),
-    ...(env.REDIS_URL ? { redisUrl: env.REDIS_URL } : {}),
+    logLevel: readSetting('logLevel', undefined, env) as string,
+    ...(redisUrl ? { redisUrl } : {}),
+    ...(trustProxy ? { trustProxy } : {}),
+    ...(ops ? { ops } : {}),
+    ...(docsUrl ? { docsUrl } : {}),
   };
 }
+
+/**
+ * `--docs-url`, else `CRM_EXPORT_DOCS_URL`, without a trailing slash; undefined when neither is set (the
+ * server then links to the `/docs` its operator listener serves, or without one to DEFAULT_DOCS_URL).
+ */
+export function resolveDocsUrl(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  // A flag from `settingOption` is already checked; one passed in code is checked here.
+  const url = flag === undefined ? readSetting('docsUrl', undefined, env) : parseSetting('docsUrl', flag, '--docs-url');
+  return url === undefined ? undefined : url.replace(/\/+$/, '');
+}
+
+/** What `serve` and `start` print about the operator listener (before the line tests and scripts wait for). */
+export const opsLine = (origin: string): string =>
+  `operator listener: ${origin} (/metrics, /livez, /readyz, API reference at /docs/)\n`;

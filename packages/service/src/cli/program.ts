@@ -2,14 +2,20 @@ import { registerSyncCommands } from '@crm-export/client/cli';
 import { Command } from 'commander';
 import { RELEASE } from '../config.js';
 import { registerAdminCommands } from './admin.js';
+import { registerBackupCommands } from './admin-backup.js';
 import { registerDemoCommand } from './demo-command.js';
 import { registerFeedCommands } from './feed-commands.js';
 import { registerIngestCommand } from './ingest-command.js';
+import { registerMigrateCommand } from './migrate-command.js';
 import { openDb } from './options.js';
 import { registerServeCommand } from './serve-command.js';
 import { registerStartCommand } from './start-command.js';
 
-/** The command tree of `crm-export`; every subcommand opens the store through the same `--db` rules. */
+/**
+ * The command tree of `crm-export`; every subcommand opens the store through the same `--db` rules. Only
+ * `start`, `serve`, `demo`, `ingest` and `migrate` create a database or apply migrations; the `admin`
+ * commands refuse a database that does not exist or is not migrated.
+ */
 export function buildProgram(): Command {
   const program = new Command('crm-export')
     .description('read-only CRM export service')
@@ -19,9 +25,11 @@ export function buildProgram(): Command {
   registerServeCommand(program);
   registerDemoCommand(program);
   registerIngestCommand(program);
+  registerMigrateCommand(program);
   registerAdminCommands(program, openDb);
   registerFeedCommands(program, openDb);
-  // The reference consumer (packages/client): `sync` and `mirror status`.
+  registerBackupCommands(program, openDb);
+  // The reference consumer (packages/client): `sync`, `mirror status` and `mirror export`.
   registerSyncCommands(program);
   return program;
 }

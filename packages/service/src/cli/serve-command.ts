@@ -1,35 +1,71 @@
 import type { Command } from 'commander';
-import { intOption, openDb, serverSettings } from './options.js';
-import { isFirstWorker, isWorker, reportListening, runPrimary } from './serve-workers.js';
+import { settingOption } from '../settings.js';
+import { openDb, opsLine, serverSettings } from './options.js';
+import {
+  exitOnStartFailure,
+  isFirstWorker,
+  isWorker,
+  reportListening,
+  runPrimary,
+  workerMetrics,
+} from './serve-workers.js';
+
+interface ServeOptions {
+  db?: string;
+  host?: string;
+  port?: number;
+  trustProxy?: string;
+  workers?: number;
+  opsHost?: string;
+  opsPort?: number;
+  docsUrl?: string;
+}
 
 export function registerServeCommand(program: Command): void {
-  program
+  const command = program
     .command('serve')
     .description('serve the export API')
-    .option('--db <url>', 'database URL (default: DATABASE_URL, else sqlite:./data/crm-export.db)')
-    .option('--host <host>', 'address to listen on (default: HOST, else 127.0.0.1)')
-    .option('--port <port>', 'port to listen on, 0 for any free port (default: PORT, else 3000)', intOption(0, 65535))
-    .option(
-      '--workers <n>',
-      'API processes sharing the port, the database and Redis (needs REDIS_URL)',
-      intOption(1, 64),
-    )
-    .action(async (opts: { db?: string; host?: string; port?: number; workers?: number }) => {
-      const settings = serverSettings(opts);
-      if ((opts.workers ?? 1) > 1 && !isWorker()) {
-        const origin = await runPrimary({ workers: opts.workers as number, db: opts.db, redisUrl: settings.redisUrl });
-        process.stdout.write(`crm-export is serving ${origin}/v1\nworkers: ${opts.workers}\n`);
-        return;
-      }
+    .addOption(settingOption('db', 'database URL, created and migrated when missing'))
+    .addOption(settingOption('host'))
+    .addOption(settingOption('port'))
+    .addOption(settingOption('trustProxy'))
+    .addOption(settingOption('workers'))
+    .addOption(settingOption('opsPort'))
+    .addOption(settingOption('opsHost'))
+    .addOption(settingOption('docsUrl'));
+  command.action(async (opts: ServeOptions) => {
+    const settings = serverSettings(opts);
+    if ((opts.workers ?? 1) > 1 && !isWorker()) {
+      const started = await runPrimary({ ...settings, workers: opts.workers as number, db: opts.db });
+      if (started.opsOrigin) process.stdout.write(opsLine(started.opsOrigin));
+      process.stdout.write(`crm-export is serving ${started.origin}/v1\nworkers: ${opts.workers}\n`);
+      return;
+    }
+    try {
       const { startServer } = await import('../server.js');
-      const store = await openDb(opts.db);
+      const store = await openDb(opts.db, { create: true });
       try {
-        const server = await startServer({ store, ...settings, feedJobs: !isWorker() || isFirstWorker() });
-        if (isWorker()) reportListening(server.origin);
-        else process.stdout.write(`crm-export is serving ${server.origin}/v1\n`);
+        // A worker counts for the primary, which serves the operator listener for all of them.
+        const { ops, ...rest } = settings;
+        const server = await startServer({
+          store,
+          ...rest,
+          feedJobs: !isWorker() || isFirstWorker(),
+          ...(isWorker() ? (ops ? { metrics: await workerMetrics() } : {}) : ops ? { ops } : {}),
+        });
+        if (isWorker()) reportListening(server.origin, server.shutdown);
+        else {
+          if (server.opsOrigin) process.stdout.write(opsLine(server.opsOrigin));
+          process.stdout.write(`crm-export is serving ${server.origin}/v1\n`);
+        }
       } catch (error) {
         await store.close();
         throw error;
       }
-    });
+    } catch (error) {
+      // The primary decides whether to start another worker or give up.
+      if (isWorker()) await exitOnStartFailure(error);
+      throw error;
+    }
+  });
 }

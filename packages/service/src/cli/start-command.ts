@@ -1,15 +1,16 @@
 import type { Command } from 'commander';
 import { createIntegration } from '../access/integrations.js';
 import { iso, systemClock } from '../clock.js';
+import { DOCS_PATH } from '../config.js';
 import { startOfUtcDay } from '../demo/demo-defaults.js';
+import { settingOption } from '../settings.js';
 import type { Store } from '../store/store.js';
-import { intOption, openDb, serverSettings } from './options.js';
+import { openDb, opsLine, serverSettings } from './options.js';
 
 /** Meta key recording what the first start created (never the key itself: only its digest is stored). */
 export const START_META_KEY = 'demo_start';
 /** The first start's demo: fixed, so every fresh clone starts with the same example data. */
 const START_DEMO = { seed: 1, teams: 2 } as const;
-const DEFAULT_START_LEADS = 200;
 
 interface StartRecord {
   teams: string[];
@@ -47,39 +48,87 @@ async function firstStart(store: Store, leads: number): Promise<FirstStart> {
 }
 
 export function registerStartCommand(program: Command): void {
-  program
+  const command = program
     .command('start')
     .description('what `npm start` runs: migrate, fill demo data and create a demo key on the first start, then serve')
-    .option('--db <url>', 'database URL (default: DATABASE_URL, else sqlite:./data/crm-export.db)')
-    .option('--host <host>', 'address to listen on (default: HOST, else 127.0.0.1)')
-    .option('--port <port>', 'port to listen on, 0 for any free port (default: PORT, else 3000)', intOption(0, 65535))
-    .option('--leads <n>', 'demo leads per team on the first start', intOption(1, 1_000_000), DEFAULT_START_LEADS)
-    .action(async (opts: { db?: string; host?: string; port?: number; leads: number }) => {
-      const settings = serverSettings(opts);
-      const store = await openDb(opts.db);
+    .addOption(settingOption('db', 'database URL, created and migrated when missing'))
+    .addOption(settingOption('host'))
+    .addOption(settingOption('port'))
+    .addOption(settingOption('trustProxy'))
+    .addOption(settingOption('opsPort'))
+    .addOption(settingOption('opsHost'))
+    .addOption(settingOption('docsUrl'))
+    .addOption(settingOption('startLeads'));
+  command.action(
+    async (opts: {
+      db?: string;
+      host?: string;
+      port?: number;
+      trustProxy?: string;
+      leads: number;
+      opsHost?: string;
+      opsPort?: number;
+      docsUrl?: string;
+    }) => {
+      // The operator listener serves the API reference: on by default for the local demo.
+      const settings = serverSettings(opts, process.env, { opsByDefault: true });
+      const store = await openDb(opts.db, { create: true });
       const stored = await store.getMeta(START_META_KEY);
       const first = stored === undefined ? await firstStart(store, opts.leads) : undefined;
       const record = first?.record ?? (JSON.parse(stored as string) as StartRecord);
-      const { startServer } = await import('../server.js');
+      const { createLogger, startServer } = await import('../server.js');
+      const logger = createLogger(settings.logLevel);
       let origin: string;
+      let reference: string;
       try {
-        origin = (await startServer({ store, ...settings })).origin;
+        const server = await startServer({ store, ...settings, logger });
+        origin = server.origin;
+        reference = `${server.opsOrigin as string}${DOCS_PATH}/`;
+        process.stdout.write(opsLine(server.opsOrigin as string));
       } catch (error) {
         // The key exists only in this process now: print it even though the server did not start.
         if (first) process.stdout.write(`\nDemo key (shown once): ${first.key}\n`);
         await store.close();
         throw error;
       }
-      process.stdout.write(startMessage(`${origin}/v1`, record, first?.key, opts.db));
-    });
+      // The banner for log collectors too: where to call and which demo data, never the key itself.
+      logger.info(
+        {
+          base_url: `${origin}/v1`,
+          reference_url: reference,
+          example_teams: record.teams,
+          demo_integration: record.integration,
+          demo_key_created: first !== undefined,
+          demo_key_created_at: record.created_at,
+        },
+        'started',
+      );
+      process.stdout.write(startMessage(`${origin}/v1`, reference, record, first?.key, opts.db));
+    },
+  );
 }
 
-/** What `start` prints: the base URL, the key only when just created, and a curl command that works as printed. */
-function startMessage(base: string, record: StartRecord, key: string | undefined, db: string | undefined): string {
+/**
+ * What `start` prints: the base URL, where the API reference is served (the operator listener), the key only
+ * when just created, and a curl command that works as printed.
+ */
+function startMessage(
+  base: string,
+  reference: string,
+  record: StartRecord,
+  key: string | undefined,
+  db: string | undefined,
+): string {
   // Header values in double quotes (so `$KEY` expands), the URL in single quotes (it holds `?`).
   const curl = (secret: string) =>
     `curl -s -H "Authorization: Bearer ${secret}" -H "Service-Team: ${record.teams[0]}" '${base}/leads?limit=2'`;
-  const lines = ['', `crm-export is serving ${base}`, `Example teams: ${record.teams.join(', ')}`, ''];
+  const lines = [
+    '',
+    `crm-export is serving ${base}`,
+    `API reference: ${reference}`,
+    `Example teams: ${record.teams.join(', ')}`,
+    '',
+  ];
   if (key) {
     lines.push(
       'Demo key (shown once, now: store it; only a digest is kept):',

@@ -66,7 +66,7 @@ export class ApiError extends Error {
   constructor(
     readonly code: ErrorCode,
     readonly param?: string,
-    /** Seconds for `Retry-After` (429 only). */
+    /** Seconds for `Retry-After`: every 429; a 503 only when set (a database unavailable for now). */
     readonly retryAfter?: number,
     detail?: string,
   ) {

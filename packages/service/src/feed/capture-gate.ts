@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { AccessControl, Principal } from '../access/access-control.js';
+import { ApiError } from '../errors/catalogue.js';
 import type { Store } from '../store/store.js';
 import { assertCaptured, assertRecordCaptured } from './capture.js';
 
@@ -12,13 +13,24 @@ import { assertCaptured, assertRecordCaptured } from './capture.js';
 interface RequestScope {
   /** The route reads one record by id (`/v1/calls/:id`, `/v1/leads/:id/activities`...). */
   singleRecord: boolean;
+  /** The endpoint's name (`leads.list`...), for the team's sandbox capability switches. */
+  endpoint: string | undefined;
+  /** The request, which the request log reads its team from. */
+  request: { team?: string | null };
 }
 
 export interface CaptureGate {
   /** The access control to hand to the routes: `checkTeam` also checks capture. */
   access: AccessControl;
   /** A callback-style Fastify hook (onRequest / preHandler) that tells the gate which route runs. */
-  hook(request: { routeOptions: { url?: string | undefined } }, reply: unknown, done: () => void): void;
+  hook(
+    request: {
+      routeOptions: { url?: string | undefined; config?: { endpoint?: { endpoint: string } | undefined } };
+      team?: string | null;
+    },
+    reply: unknown,
+    done: () => void,
+  ): void;
 }
 
 export function captureGate(access: AccessControl, store: Pick<Store, 'getEntity'>): CaptureGate {
@@ -31,13 +43,28 @@ export function captureGate(access: AccessControl, store: Pick<Store, 'getEntity
       requireScope: (principal, s) => access.requireScope(principal, s),
       reserve: (principal, rateClass, items, quota) => access.reserve(principal, rateClass, items, quota),
       async checkTeam(principal: Principal, team: string): Promise<void> {
+        const current = scope.getStore();
+        if (current) current.request.team = team;
         await access.checkTeam(principal, team);
-        if (scope.getStore()?.singleRecord) await assertRecordCaptured(store, team);
+        // Sandbox faults of an example team (docs/testing-your-consumer.md), after the team's own refusals.
+        const faults = await access.sandboxFaults?.(principal, team);
+        if (faults && current?.endpoint !== undefined && faults.capabilitiesOff.includes(current.endpoint))
+          throw new ApiError('capability_disabled');
+        if (current?.singleRecord) await assertRecordCaptured(store, team);
         else await assertCaptured(store, team);
+        if (faults?.notReady) throw new ApiError(current?.singleRecord ? 'resource_missing' : 'capture_not_ready');
       },
+      sandboxFaults: (principal, team) => access.sandboxFaults?.(principal, team) ?? Promise.resolve(undefined),
     },
     hook(request, _reply, done) {
-      scope.run({ singleRecord: (request.routeOptions.url ?? '').includes('/:id') }, done);
+      scope.run(
+        {
+          singleRecord: (request.routeOptions.url ?? '').includes('/:id'),
+          endpoint: request.routeOptions.config?.endpoint?.endpoint,
+          request,
+        },
+        done,
+      );
     },
   };
 }

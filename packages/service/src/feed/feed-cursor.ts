@@ -16,7 +16,8 @@ export interface FeedPosition {
   initialSyncStartedAt: number | null;
 }
 
-const EPOCH = /^[0-9A-Za-z]{1,32}$/;
+/** The database's epoch, and an example team's sandbox token after a dash (access/sandbox.ts). */
+const EPOCH = /^[0-9A-Za-z]{1,32}(?:-[0-9A-Za-z]{1,32})?$/;
 
 function scope(team: string): CursorScope {
   return { endpoint: 'sync.changes', team, filter: '' };

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { Limits } from '../config.js';
-import type { Store } from '../store/store.js';
+import type { Store, TrimOptions } from '../store/store.js';
 import { capturePending } from './capture.js';
 
 // The feed's background jobs, run by `serve`: capture of teams a key newly names, and retention.
@@ -9,10 +9,18 @@ import { capturePending } from './capture.js';
 
 export type RetentionLimits = Pick<Limits, 'removalRetentionMs' | 'supersededRetentionMs'>;
 
-/** Retention once: drops removals older than 45 days and entries superseded for a day. Returns rows dropped. */
-export async function trimFeedOnce(store: Store, clock: Clock, limits: RetentionLimits): Promise<number> {
+/**
+ * Retention once: drops removals older than 45 days and entries superseded for a day, in bounded batches
+ * (docs/feed.md). Returns rows dropped.
+ */
+export async function trimFeedOnce(
+  store: Store,
+  clock: Clock,
+  limits: RetentionLimits,
+  options: TrimOptions = {},
+): Promise<number> {
   const now = clock.now();
-  return store.trimFeed(now - limits.removalRetentionMs, now - limits.supersededRetentionMs);
+  return store.trimFeed(now - limits.removalRetentionMs, now - limits.supersededRetentionMs, options);
 }
 
 export interface FeedJobsOptions {
@@ -32,6 +40,8 @@ export function startFeedJobs(options: FeedJobsOptions): () => Promise<void> {
   const { store, clock, limits } = options;
   const running = new Set<Promise<unknown>>();
   let stopped = false;
+  // Stopping ends a running retention after its current batch instead of waiting for the whole feed.
+  const stopping = new AbortController();
   const busy = { capture: false, retention: false };
 
   const run = (job: 'capture' | 'retention', work: () => Promise<unknown>) => {
@@ -47,7 +57,7 @@ export function startFeedJobs(options: FeedJobsOptions): () => Promise<void> {
     running.add(p);
   };
   const capture = () => run('capture', () => capturePending(store, clock));
-  const retention = () => run('retention', () => trimFeedOnce(store, clock, limits));
+  const retention = () => run('retention', () => trimFeedOnce(store, clock, limits, { signal: stopping.signal }));
 
   const captureTimer = setInterval(capture, options.captureEveryMs ?? 3_000);
   const trimTimer = setInterval(retention, options.trimEveryMs ?? 10 * 60_000);
@@ -58,6 +68,7 @@ export function startFeedJobs(options: FeedJobsOptions): () => Promise<void> {
 
   return async () => {
     stopped = true;
+    stopping.abort();
     clearInterval(captureTimer);
     clearInterval(trimTimer);
     await Promise.all([...running]);

@@ -1,4 +1,5 @@
 import type { AccessControl, Principal } from '../access/access-control.js';
+import { parseSandboxTeam, sandboxTeamKey, teamFeedEpoch } from '../access/sandbox.js';
 import type { Clock } from '../clock.js';
 import type { Limits } from '../config.js';
 import { ApiError } from '../errors/catalogue.js';
@@ -61,14 +62,22 @@ export async function openFeed(deps: FeedDeps, request: FeedRequest): Promise<Op
   await deps.access.checkTeam(request.principal, team);
   await assertCaptured(store, team);
   const now = clock.now();
-  const epoch = await currentFeedEpoch(store);
+  const databaseEpoch = await currentFeedEpoch(store);
+  // An example team's cursors also carry its sandbox token (docs/testing-your-consumer.md); read at every
+  // request, never cached, so a cursor issued after a sandbox change always carries the new token.
+  const sandbox = request.principal.livemode ? undefined : parseSandboxTeam(await store.getMeta(sandboxTeamKey(team)));
+  const epoch = teamFeedEpoch(databaseEpoch, sandbox);
   let from: FeedPosition;
   if (request.cursor === undefined) {
     from = { epoch, pos: 0, reachedAt: now - limits.feedHoldBackMs, initialSyncStartedAt: now };
   } else {
     from = decodeFeedCursor(codec, team, request.cursor);
-    // Issued before a restore was marked: what follows it may be lower versions.
-    if (from.epoch !== epoch) throw new ApiError('resync_required');
+    if (from.epoch !== epoch) {
+      // Issued before a restore was marked: what follows it may be lower versions.
+      if (from.epoch.split('-')[0] !== databaseEpoch || !sandbox?.cursors) throw new ApiError('resync_required');
+      // Issued before a sandbox cursor change of the team: the refusal the operator chose.
+      throw new ApiError(sandbox.cursors.refusal);
+    }
     // Beyond the feed's end: the database went back in time (a restore nobody marked).
     if (from.pos > (await store.feedHead(team))) throw new ApiError('resync_required');
     const since = from.initialSyncStartedAt ?? from.reachedAt;

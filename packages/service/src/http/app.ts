@@ -5,53 +5,95 @@ import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import type { AccessControl } from '../access/access-control.js';
 import type { Clock } from '../clock.js';
-import { type Limits, RELEASE } from '../config.js';
+import { DEFAULT_DOCS_URL, type Limits, RELEASE } from '../config.js';
 import { ApiError } from '../errors/catalogue.js';
 import { captureGate } from '../feed/capture-gate.js';
+import { instrumentAccess } from '../ops/instrument-access.js';
+import type { Metrics } from '../ops/metrics.js';
 import type { Store } from '../store/store.js';
+import { chargeHook, settleHook } from './charge.js';
+import { plainClientError } from './client-errors.js';
 import type { App, HttpDeps } from './context.js';
 import { CursorCodec, loadCursorSecret } from './cursor.js';
 import { accessHook, firewall } from './firewall.js';
 import { NAMED_SCHEMAS, OPENAPI_OPTIONS } from './openapi.js';
 import { DEFAULT_PAGE_CACHE_BYTES, PageCache } from './page-cache.js';
-import { handleError, sendPlain, sendProblem } from './problem.js';
+import { handleError, ProblemBodies, sendPlain, sendProblem } from './problem.js';
+import { queryAwareValidatorFactory } from './query-validator.js';
+import { outcomeOf, requestLogger } from './request-log.js';
 import { registerFeedRoutes } from './routes/feed.js';
 import { registerLeadRoutes } from './routes/leads.js';
 import { registerMetaRoutes } from './routes/meta.js';
 import { registerRecordRoutes } from './routes/records.js';
 import { registerTeamRoutes } from './routes/teams.js';
+import { fastifyTrustProxy, type TrustProxy } from './trust-proxy.js';
 
 export interface BuildAppOptions {
   store: Store;
   access: AccessControl;
   clock: Clock;
   limits: Limits;
-  /** A pino logger (errors only on the request path), or false for none. */
+  /** A pino logger (a line per request, request-log.ts, and errors), or false for none. */
   logger?: Logger | false;
+  /** Counts requests, limiter decisions and page cache use (served by the operator listener). */
+  metrics?: Metrics;
   /** Named by `Service-Release` on /v1/health. */
   release?: string;
   /** Bytes of finished list pages kept per process (0 turns the cache off). */
   pageCacheBytes?: number;
+  /** Proxies whose `X-Forwarded-For` gives `request.ip`; without it the header is ignored. */
+  trustProxy?: TrustProxy;
+  /**
+   * Base of the problem bodies' `type` and `doc_url` links (`<docsUrl>/errors#<code>`), without a trailing
+   * slash. Default: DEFAULT_DOCS_URL; `startServer` sets the `/docs` its operator listener serves, once that
+   * listener has its port and before the API listens.
+   */
+  docsUrl?: string;
 }
 
 /** The API as a Fastify instance, not listening. The cursor secret is loaded on `ready()`. */
 export function buildApp(options: BuildAppOptions): FastifyInstance {
-  const { store, access, clock, limits } = options;
+  const { store, clock, limits, metrics } = options;
+  const access = metrics ? instrumentAccess(options.access, metrics) : options.access;
   const app = Fastify({
     ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
     exposeHeadRoutes: false,
-    // Errors only: a log line per request costs throughput and could carry personal data.
+    // Fastify's own lines would carry the URL (ids, query strings): request-log.ts writes one line instead.
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: () => `req_${randomUUID()}`,
     // The request id is always ours: an incoming header must not choose it.
     requestIdHeader: false,
     bodyLimit: limits.maxBodyBytes,
+    // Ids are checked by their pattern only, so an unknown well-formed id of any length is 404 (the router's
+    // default of 100 characters answered 400); Node's header size limit bounds the URL before routing.
+    routerOptions: { maxParamLength: Number.MAX_SAFE_INTEGER },
+    // What Node's HTTP parser refuses gets a bare status, like the firewall (client-errors.ts).
+    clientErrorHandler: plainClientError,
+    // request.ip, which the firewall budget, lockouts and allowlists read, is the socket's peer unless set.
+    ...(options.trustProxy ? { trustProxy: fastifyTrustProxy(options.trustProxy) } : {}),
+    // Time limits (docs/deploy.md): a silent, trickling or idle client is cut off instead of holding a socket.
+    connectionTimeout: limits.idleTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    // Node checks the head and request limits on this interval (30 s by default, which let them overrun).
+    http: {
+      // Given here too so that Node refuses a head limit above the request limit.
+      requestTimeout: limits.requestTimeoutMs,
+      headersTimeout: limits.headersTimeoutMs,
+      connectionsCheckingInterval: Math.min(1000, limits.headersTimeoutMs, limits.requestTimeoutMs),
+    },
+    // On close: idle keep-alive connections go at once; a request arriving while draining is still served
+    // (with `Connection: close`) rather than answered with Fastify's own 503 body.
+    forceCloseConnections: 'idle',
+    return503OnClosing: false,
     // Errors Fastify raises before routing (a URL it cannot decode): the firewall's rules first, then a problem body.
     frameworkErrors: (_error, request, reply) => {
       const outside = (request.method !== 'GET' && request.method !== 'POST') || !request.url.startsWith('/v1/');
-      if (outside) return sendPlain(reply, 404);
+      if (outside) return sendPlain(reply, 404, 'firewall_method_or_path');
       return sendProblem(reply, new ApiError('invalid_request'));
     },
+    // Fastify's own Ajv, with integer query parameters checked for a plain decimal spelling first.
+    schemaController: { compilersFactory: { buildValidator: queryAwareValidatorFactory() } },
     ajv: { customOptions: { removeAdditional: false, coerceTypes: true, allErrors: false, useDefaults: true } },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
@@ -64,6 +106,7 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
   // for a single record); the hook tells it which kind of route runs.
   const gate = captureGate(access, store);
   const pages = new PageCache(options.pageCacheBytes ?? DEFAULT_PAGE_CACHE_BYTES);
+  metrics?.watch({ pageCache: pages });
   const deps: HttpDeps = {
     store,
     access: gate.access,
@@ -74,13 +117,46 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
     pages,
   };
 
+  const problems = new ProblemBodies(options.docsUrl ?? DEFAULT_DOCS_URL);
+  app.decorate('problems', problems);
+
   app.decorateRequest('principal', null);
+  app.decorateRequest('reservation', null);
+  app.decorateRequest('itemsReturned', 0);
+  app.decorateRequest('errorCode', null);
+  app.decorateRequest('refusal', null);
+  app.decorateRequest('team', null);
+  // While closing, every response ends its connection: one routed before the signal would otherwise stay
+  // open as an idle keep-alive connection until the grace period cuts it.
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (closing) reply.header('connection', 'close');
+    done(null, payload);
+  });
   app.addHook('onReady', async () => {
     cursors.setSecret(await loadCursorSecret(store));
   });
   app.addHook('onRequest', gate.hook);
+  // Each request gets its own Redis time budget, spent by the firewall, the key checks and the charge alike.
+  if (access.inRequest) {
+    const inRequest = access.inRequest.bind(access);
+    app.addHook('onRequest', (_request, _reply, done) => inRequest(done));
+  }
   app.addHook('onRequest', firewall(access, limits));
   app.addHook('preValidation', accessHook(access));
+  app.addHook('preHandler', chargeHook(access));
+  app.addHook('onSend', settleHook);
+  if (options.logger) app.addHook('onResponse', requestLogger(options.logger, options.trustProxy));
+  if (metrics) {
+    app.addHook('onResponse', (request, reply, done) => {
+      metrics.request(request.method, outcomeOf(request, reply), request.refusal);
+      done();
+    });
+  }
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(async () => {
     throw new ApiError('resource_missing');

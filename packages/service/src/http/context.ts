@@ -7,12 +7,14 @@ import type {
   RawRequestDefaultExpression,
   RawServerDefault,
 } from 'fastify';
-import type { AccessControl, Principal, RateClass } from '../access/access-control.js';
+import type { AccessControl, Principal } from '../access/access-control.js';
+import type { EndpointName } from '../access/endpoints.js';
 import type { Clock } from '../clock.js';
 import type { Limits } from '../config.js';
 import { ApiError } from '../errors/catalogue.js';
 import type { Scope } from '../schemas/enums.js';
 import type { Store } from '../store/store.js';
+import type { Charge } from './charge.js';
 import type { CursorCodec } from './cursor.js';
 import type { PageCache } from './page-cache.js';
 
@@ -38,12 +40,16 @@ export type App = FastifyInstance<
 
 /** Per-route access requirements, read by the access hook. */
 export interface EndpointConfig {
-  /** Name passed to `checkSwitches` (`capability_disabled`). */
-  endpoint: string;
+  /** Name passed to `checkSwitches` (`capability_disabled`); one of `ENDPOINT_NAMES`. */
+  endpoint: EndpointName;
   /** False only for /health. */
   auth: boolean;
   /** The scope the key needs; null for /me. */
   scope: Scope | null;
+  /** What a request costs (charge.ts); absent only for /health. */
+  charge?: Charge;
+  /** Checks of the parameters beyond the schema (no store access): they answer 400 before the charge. */
+  checkParams?(request: FastifyRequest): void;
 }
 
 declare module 'fastify' {
@@ -86,26 +92,12 @@ export interface Answer {
 }
 
 /**
- * Reserves before the work and settles after it; a failed request gives the whole reservation back
- * and counts nothing toward the quota.
+ * The work of a request the pipeline has already charged (charge.ts); records how many items the answer
+ * holds, which the settlement keeps and counts toward the quota.
  */
-export async function withReservation(
-  access: AccessControl,
-  principal: Principal,
-  rateClass: RateClass,
-  items: number,
-  countsTowardQuota: boolean,
-  work: () => Promise<Answer>,
-): Promise<string | Buffer> {
-  const reservation = await access.reserve(principal, rateClass, items, countsTowardQuota);
-  let answer: Answer;
-  try {
-    answer = await work();
-  } catch (error) {
-    await reservation.settle(0);
-    throw error;
-  }
-  await reservation.settle(answer.items);
+export async function answered(request: FastifyRequest, work: () => Promise<Answer>): Promise<string | Buffer> {
+  const answer = await work();
+  request.itemsReturned = answer.items;
   return answer.json;
 }
 

@@ -1,36 +1,52 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AccessControl } from '../access/access-control.js';
+import type { AccessControl, Principal } from '../access/access-control.js';
+import { hasWellFormedKey } from '../access/keys.js';
 import type { Limits } from '../config.js';
+import { ApiError } from '../errors/catalogue.js';
 import { sendPlain } from './problem.js';
+import type { Refusal } from './request-log.js';
 
 // The firewall in front of the API (spec, "Firewall answers"): bare statuses, no JSON, no request
 // id. Runs first on every request, matched or not. A chunked body is counted while it streams by
 // Fastify's body limit; the error handler turns that overflow into the same plain 403.
 
 const SEARCH_PATH = '/v1/leads/search';
-/** `Bearer` plus a key of the documented shape; whether it is valid is for authentication to say. */
-const WELL_FORMED_KEY = /^Bearer crmx_(?:live|test)_[0-9A-Za-z]+$/;
 
 export function firewall(access: AccessControl, limits: Limits) {
   return async function firewallHook(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
     const method = request.method;
-    if ((method !== 'GET' && method !== 'POST') || !request.url.startsWith('/v1/')) return sendPlain(reply, 404);
+    if ((method !== 'GET' && method !== 'POST') || !request.url.startsWith('/v1/')) {
+      return sendPlain(reply, 404, 'firewall_method_or_path');
+    }
 
     const length = request.headers['content-length'];
     const hasBody = request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
     if (hasBody) {
-      if (method !== 'POST' || request.routeOptions.url !== SEARCH_PATH) return sendPlain(reply, 403);
-      if (length !== undefined && !(Number(length) <= limits.maxBodyBytes)) return sendPlain(reply, 403);
+      if (method !== 'POST' || request.routeOptions.url !== SEARCH_PATH) {
+        return sendPlain(reply, 403, 'firewall_body_not_allowed');
+      }
+      if (length !== undefined && !(Number(length) <= limits.maxBodyBytes)) {
+        return sendPlain(reply, 403, 'firewall_body_too_large');
+      }
     }
 
-    const authorization = request.headers.authorization;
-    const wellFormed = authorization !== undefined && WELL_FORMED_KEY.test(authorization);
-    if (await access.firewallBlocked(request.ip, wellFormed)) return sendPlain(reply, 429);
+    // Whether the key is valid is for authentication to say; its shape is read the way authentication reads it.
+    const wellFormed = hasWellFormedKey(request.headers.authorization);
+    if (await access.firewallBlocked(request.ip, wellFormed)) return sendPlain(reply, 429, 'firewall_budget');
 
     reply.header('service-request-id', request.id);
     return undefined;
   };
 }
+
+/** What a refusal of `authenticate` is logged as. */
+const AUTH_REFUSALS: Partial<Record<string, Refusal>> = {
+  rate_limited: 'auth_lockout',
+  invalid_credentials: 'invalid_credentials',
+  key_expired: 'key_expired',
+  ip_not_allowed: 'ip_not_allowed',
+  secret_key_in_browser: 'secret_key_in_browser',
+};
 
 /**
  * Operator switches, then the key, then the scope, for routes that declare an endpoint. Runs after
@@ -42,11 +58,18 @@ export function accessHook(access: AccessControl) {
     if (!config) return;
     await access.checkSwitches(config.endpoint);
     if (!config.auth) return;
-    const principal = await access.authenticate({
-      authorization: request.headers.authorization,
-      origin: request.headers.origin,
-      ip: request.ip,
-    });
+    let principal: Principal;
+    try {
+      principal = await access.authenticate({
+        authorization: request.headers.authorization,
+        origin: request.headers.origin,
+        ip: request.ip,
+      });
+    } catch (error) {
+      // Logged at warn with the client's address (request-log.ts); a Redis or database fault is not a refusal.
+      if (error instanceof ApiError && error.code in AUTH_REFUSALS) request.refusal = AUTH_REFUSALS[error.code] ?? null;
+      throw error;
+    }
     if (config.scope) access.requireScope(principal, config.scope);
     request.principal = principal;
   };

@@ -45,12 +45,33 @@ export const OPENAPI_OPTIONS: SwaggerOptions = {
 
 const problemContent = { 'application/problem+json': { schema: { $ref: 'Problem#' } } };
 
-/** The responses of a route: 200 with `ok`, and a problem body for every error status. */
-export function responses(ok: TSchema) {
+/**
+ * The item budget headers of a successful sync-class answer (docs/limits.md, "Budget headers"): extension
+ * headers in the structured-field syntax of the IETF RateLimit header fields draft.
+ */
+const BUDGET_HEADERS = {
+  'RateLimit-Policy': {
+    type: 'string',
+    description:
+      'The key\'s item budgets: `"items-minute";q=<items>;w=<seconds>`, and on endpoints that count toward the daily quota `"items-day";q=<items>;w=86400` (structured-field list, IETF RateLimit header fields draft). Extension header: sent on successful list, feed, activity and search answers.',
+  },
+  RateLimit: {
+    type: 'string',
+    description:
+      'What each budget of `RateLimit-Policy` has left once this answer\'s own items are counted: `"items-minute";r=<items>;t=<seconds>` (and `"items-day"`); `t` is whole seconds, rounded up, until the window ends (the day: 00:00 UTC). Extension header, advisory: the 429 answers stay authoritative.',
+  },
+} as const;
+
+/**
+ * The responses of a route: 200 with `ok`, and a problem body for every error status. `budget`: the route
+ * is sync-class, so its 200 carries the item budget headers.
+ */
+export function responses(ok: TSchema, budget = false) {
   // A named record is referenced, not repeated: the document stays small and clients get its name.
   const id = schemaId(ok);
+  const body = id !== undefined && NAMED_IDS.has(id) ? { $ref: `${id}#` } : ok;
   return {
-    200: id !== undefined && NAMED_IDS.has(id) ? { $ref: `${id}#` } : ok,
+    200: budget ? { ...body, headers: BUDGET_HEADERS } : body,
     '4XX': { description: 'An error (problem+json)', content: problemContent },
     '5XX': { description: 'An error (problem+json)', content: problemContent },
   };

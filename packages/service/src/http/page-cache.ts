@@ -16,6 +16,8 @@ interface Entry {
 export class PageCache {
   private readonly entries = new Map<string, Entry>();
   private bytes = 0;
+  /** Lookups since start (the metrics read them when scraped). */
+  readonly stats = { hits: 0, misses: 0, hitBytes: 0 };
 
   constructor(private readonly maxBytes: number) {}
 
@@ -26,13 +28,19 @@ export class PageCache {
   /** The page stored under `key` if it was read at feed head `head`. */
   get(key: string, head: number): Entry | undefined {
     const entry = this.entries.get(key);
-    if (!entry) return undefined;
+    if (!entry) {
+      this.stats.misses++;
+      return undefined;
+    }
     this.entries.delete(key);
     if (entry.head !== head) {
       this.bytes -= entry.body.length;
+      this.stats.misses++;
       return undefined;
     }
     this.entries.set(key, entry); // most recently used last
+    this.stats.hits++;
+    this.stats.hitBytes += entry.body.length;
     return entry;
   }
 

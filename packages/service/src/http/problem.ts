@@ -1,70 +1,81 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { API_REALM, DOCS_URL } from '../config.js';
+import { API_REALM } from '../config.js';
 import { ApiError, ERROR_CATALOGUE, type ErrorCode } from '../errors/catalogue.js';
+import { StoreUnavailableError } from '../store/unavailable.js';
+import type { Refusal } from './request-log.js';
 
 // Every error the API itself answers becomes one RFC 9457 problem body, built here and nowhere else.
 
 const PROBLEM_TYPE = 'application/problem+json';
 const WWW_AUTHENTICATE = `Bearer realm="${API_REALM}"`;
 
-/** Precomputed `"type":...,"title":...,"status":...,"code":...` fragments, one per code. */
-const HEADS = Object.fromEntries(
-  Object.entries(ERROR_CATALOGUE).map(([code, entry]) => {
-    const url = `${DOCS_URL}/errors#${code}`;
-    const head = `{"type":${JSON.stringify(url)},"title":${JSON.stringify(entry.title)},"status":${entry.status},"code":"${code}"`;
-    return [code, { head, tail: `,"doc_url":${JSON.stringify(url)}}` }];
-  }),
-) as Record<ErrorCode, { head: string; tail: string }>;
+/** The link of `code`'s entry on the error page under `docsUrl`: a problem's `type` and `doc_url`. */
+export function errorDocUrl(docsUrl: string, code: ErrorCode): string {
+  return `${docsUrl}/errors#${code}`;
+}
 
-/** The problem body of `error` for the request `requestId`. */
-export function problemBody(error: ApiError, requestId: string): string {
-  const { head, tail } = HEADS[error.code];
-  const param = error.param === undefined ? '' : `,"param":${JSON.stringify(error.param)}`;
-  return `${head},"request_id":"${requestId}"${param}${tail}`;
+/**
+ * The problem bodies of one app: `"type":...,"title":...,"status":...,"code":...` fragments precomputed per
+ * code from the app's docs URL (the error path is hot). A server that links to its own `/docs` sets the URL
+ * once it knows the address it listens on, before the first request.
+ */
+export class ProblemBodies {
+  private heads!: Record<ErrorCode, { head: string; tail: string }>;
+  private url!: string;
+
+  constructor(docsUrl: string) {
+    this.setDocsUrl(docsUrl);
+  }
+
+  /** The base of every link, without a trailing slash. */
+  get docsUrl(): string {
+    return this.url;
+  }
+
+  setDocsUrl(docsUrl: string): void {
+    this.url = docsUrl;
+    this.heads = Object.fromEntries(
+      Object.entries(ERROR_CATALOGUE).map(([code, entry]) => {
+        const url = JSON.stringify(errorDocUrl(docsUrl, code as ErrorCode));
+        const head = `{"type":${url},"title":${JSON.stringify(entry.title)},"status":${entry.status},"code":"${code}"`;
+        return [code, { head, tail: `,"doc_url":${url}}` }];
+      }),
+    ) as Record<ErrorCode, { head: string; tail: string }>;
+  }
+
+  /** The problem body of `error` for the request `requestId`. */
+  body(error: ApiError, requestId: string): string {
+    const { head, tail } = this.heads[error.code];
+    const param = error.param === undefined ? '' : `,"param":${JSON.stringify(error.param)}`;
+    return `${head},"request_id":"${requestId}"${param}${tail}`;
+  }
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** This app's problem bodies (its docs URL). */
+    problems: ProblemBodies;
+  }
 }
 
 /** Writes `error` as problem+json with the headers its status requires. */
 export function sendProblem(reply: FastifyReply, error: ApiError): FastifyReply {
+  reply.request.errorCode = error.code;
   reply.code(error.status).header('content-type', PROBLEM_TYPE).header('service-request-id', reply.request.id);
   if (error.status === 401) reply.header('www-authenticate', WWW_AUTHENTICATE);
-  if (error.status === 429) reply.header('retry-after', String(Math.max(1, Math.ceil(error.retryAfter ?? 1))));
-  return reply.send(problemBody(error, reply.request.id));
+  // Every 429 carries Retry-After; a 503 carries it when the fault says how long it lasts (a database that
+  // is unavailable for now), not for the operator's switch, whose end nobody knows.
+  if (error.status === 429 || (error.status === 503 && error.retryAfter !== undefined)) {
+    reply.header('retry-after', String(Math.max(1, Math.ceil(error.retryAfter ?? 1))));
+  }
+  return reply.send(reply.server.problems.body(error, reply.request.id));
 }
 
-/** Answers like the firewall in front of the API: a bare status, no body, no request id. */
-export function sendPlain(reply: FastifyReply, status: 403 | 404 | 429): FastifyReply {
+/** Answers like the firewall in front of the API: a bare status, no body, no request id; logged as `refusal`. */
+export function sendPlain(reply: FastifyReply, status: 403 | 404 | 429, refusal: Refusal): FastifyReply {
+  reply.request.refusal = refusal;
   reply.removeHeader('service-request-id');
   return reply.code(status).send();
-}
-
-/** Driver error codes that mean the database cannot be reached right now (PostgreSQL, sockets, SQLite). */
-const UNAVAILABLE_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENOTFOUND',
-  'EPIPE',
-  '57P01',
-  '57P02',
-  '57P03',
-  '08000',
-  '08001',
-  '08003',
-  '08004',
-  '08006',
-  '53300',
-  'SQLITE_BUSY',
-  'SQLITE_CANTOPEN',
-  'SQLITE_IOERR',
-  'SQLITE_LOCKED',
-]);
-
-function isUnavailable(error: unknown): boolean {
-  const code = (error as { code?: unknown }).code;
-  if (typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || code.startsWith('SQLITE_IOERR'))) return true;
-  const message = (error as { message?: unknown }).message;
-  return typeof message === 'string' && /connection terminated|database is closed|not open/i.test(message);
 }
 
 /** The parameter a validation failure names, spelled as the client sent it. */
@@ -93,17 +104,50 @@ export function toApiError(error: unknown): ApiError {
     case 'FST_ERR_CTP_INVALID_TYPE':
       return new ApiError('invalid_request');
   }
-  if (isUnavailable(error)) return new ApiError('service_unavailable');
+  // Only the store decides that a database fault passes (store/unavailable.ts): a socket error raised
+  // anywhere else, such as a client going away mid-body, is not the database's.
+  if (error instanceof StoreUnavailableError) {
+    return new ApiError('service_unavailable', undefined, error.retryAfterSeconds);
+  }
   return new ApiError('internal_error');
+}
+
+/** Node's error for a request whose client closed the connection before its body arrived. */
+function isClientAbort(error: FastifyError, request: FastifyRequest): boolean {
+  return error.code === 'ECONNRESET' && error.message === 'aborted' && request.raw.readableAborted;
+}
+
+/**
+ * What a log line keeps of an error: its type, first message line, driver code, reason and stack. Not the
+ * error itself: pino would serialize every property and the cause, and a PostgreSQL error's `detail`,
+ * `where` or `parameters` can hold row values (an email in a unique violation).
+ */
+export function loggableError(error: unknown): Record<string, unknown> {
+  if (!(error instanceof Error)) return { type: typeof error, message: String(error).split('\n')[0] };
+  const { code, reason } = error as { code?: unknown; reason?: unknown };
+  return {
+    type: error.name,
+    message: error.message.split('\n')[0],
+    ...(typeof code === 'string' ? { code } : {}),
+    ...(typeof reason === 'string' ? { reason } : {}),
+    ...(error.stack ? { stack: error.stack } : {}),
+  };
 }
 
 /** The one error handler: plain 403 for an oversized streamed body, problem+json for everything else. */
 export function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendPlain(reply, 403);
+  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendPlain(reply, 403, 'firewall_body_too_large');
+  // Nobody is left to read the answer and nothing failed here: no log line.
+  if (isClientAbort(error, request)) return sendProblem(reply, new ApiError('invalid_request'));
   const apiError = toApiError(error);
-  if (apiError.code === 'internal_error' || apiError.code === 'service_unavailable') {
-    // Only the error itself: never headers, keys or bodies.
-    request.log.error({ err: error, request_id: request.id }, 'request failed');
+  // Only the error itself: never headers, keys or bodies. A passing database fault is a warning (a
+  // failover brings one per request until the pool reconnects); anything else unexpected is an error.
+  if (apiError.code === 'internal_error') {
+    request.log.error({ err: loggableError(error), request_id: request.id }, 'request failed');
+  }
+  if (error instanceof StoreUnavailableError) {
+    // err carries the reason, the driver's code and the driver's message (never a query or its values).
+    request.log.warn({ err: loggableError(error), request_id: request.id }, 'database unavailable');
   }
   return sendProblem(reply, apiError);
 }

@@ -1,13 +1,15 @@
+import type { Readable } from 'node:stream';
 import type { Clock } from '../clock.js';
 import type { Store } from '../store/store.js';
 import { Crm } from '../write/crm.js';
-import { type CrmEvent, checkEvent } from '../write/events.js';
+import { type CrmEvent, checkEvent, stripContent } from '../write/events.js';
 import { WriteError } from '../write/write-error.js';
-import { DEFAULT_INGEST_BATCH } from './ingest-defaults.js';
+import { DEFAULT_INGEST_BATCH, DEFAULT_STDIN_LIMIT_MIB } from './ingest-defaults.js';
 import { type NumberedLine, ndjsonLines } from './ndjson-lines.js';
 
 /** Validation stops reporting after this many bad lines (the file is rejected at the first). */
 const MAX_REPORTED = 20;
+const MIB = 1024 * 1024;
 
 export interface LineError {
   line: number;
@@ -15,21 +17,58 @@ export interface LineError {
   message: string;
 }
 
+/** What was committed before a failure: every batch before the failing one, and nothing after. */
+export interface Committed {
+  /** Events committed by the batches before the failing one. */
+  events: number;
+  /** Batches (transactions) committed before the failing one. */
+  batches: number;
+  /** Lines of the batches committed before the failing one (0 when none was). */
+  appliedThroughLine: number;
+}
+
+export interface LineRange {
+  firstLine: number;
+  lastLine: number;
+}
+
 export type IngestResult =
   | { outcome: 'applied'; lines: number; events: number; batches: number }
   | { outcome: 'invalid'; errors: LineError[] }
-  | {
+  | (Committed & {
+      /** The write side refused an event: the batch holding it was rolled back. */
       outcome: 'write_failed';
-      /** Events committed by the batches before the failing one. */
-      events: number;
-      /** Lines of the batches committed before the failing one (0 when none was). */
-      appliedThroughLine: number;
       /** The rolled-back batch, by file line numbers. */
-      rejected: { firstLine: number; lastLine: number };
+      rejected: LineRange;
       /** The line of the event the write side refused, when it says which. */
       line: number | undefined;
       message: string;
-    };
+    })
+  | (Committed & {
+      /** Anything else went wrong (database, reading the input, a bug): the report still says what was committed. */
+      outcome: 'failed';
+      /** The batch being read or written when it happened; undefined when none was. */
+      rejected: LineRange | undefined;
+      /** The line at fault, when one is (a line that changed since validation). */
+      line: number | undefined;
+      message: string;
+    });
+
+/** Where ingest stands: lines read in the validation pass, then events committed out of `total`. */
+export type IngestProgress =
+  | { phase: 'validating'; lines: number }
+  | { phase: 'applying'; events: number; total: number };
+
+export interface IngestDeps {
+  store: Store;
+  clock: Clock;
+  batchSize?: number;
+  /** Called after every validated chunk of lines and after every committed batch. */
+  onProgress?: (progress: IngestProgress) => void;
+}
+
+/** How often (in lines) the validation pass reports and lets the event loop turn. */
+const VALIDATION_TICK = 5_000;
 
 function check(entry: NumberedLine): { ok: true; event: CrmEvent } | { ok: false; error: LineError } {
   let value: unknown;
@@ -43,67 +82,153 @@ function check(entry: NumberedLine): { ok: true; event: CrmEvent } | { ok: false
   return { ok: false, error: { line: entry.line, field: result.field, message: result.message } };
 }
 
+/** An error's own words, one line, without a stack (driver messages name constraints, not values). */
+function describe(error: unknown): string {
+  const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  return text.split('\n')[0]!.slice(0, 300);
+}
+
+/** A line of the apply pass: its event, or why it no longer validates. */
+type Entry = { line: number; event: CrmEvent } | { line: number; error: LineError };
+
 /**
- * Ingests an NDJSON file of events in two passes over the file, so memory stays flat:
- * 1. every line is validated; one bad line rejects the whole file and nothing is applied;
- * 2. the events are applied in file order, in transactions of at most `batchSize` events. A batch
- *    the write side refuses is rolled back whole and ingest stops; the batches before it stay
- *    committed and the result says through which line.
+ * Applies events in input order, in transactions of at most `batchSize` events. A batch the write side
+ * refuses is rolled back whole and ingest stops; any other failure stops it too. Either way the result
+ * says which batches were committed before it.
  */
-export async function ingestFile(
-  path: string,
-  deps: { store: Store; clock: Clock; batchSize?: number },
+async function applyEntries(
+  entries: AsyncIterable<Entry> | Iterable<Entry>,
+  total: number,
+  deps: IngestDeps,
 ): Promise<IngestResult> {
   const batchSize = deps.batchSize ?? DEFAULT_INGEST_BATCH;
-  const errors: LineError[] = [];
-  for await (const entry of ndjsonLines(path)) {
-    const result = check(entry);
-    if (!result.ok) {
-      errors.push(result.error);
-      if (errors.length >= MAX_REPORTED) break;
-    }
-  }
-  if (errors.length > 0) return { outcome: 'invalid', errors };
-
   const crm = new Crm(deps.store, deps.clock);
+  const done: Committed = { events: 0, batches: 0, appliedThroughLine: 0 };
   let lines = 0;
-  let events = 0;
-  let batches = 0;
-  let appliedThroughLine = 0;
   let batch: CrmEvent[] = [];
   let batchLines: number[] = [];
-  const flush = async (): Promise<IngestResult | undefined> => {
-    if (batch.length === 0) return undefined;
-    const rejected = { firstLine: batchLines[0]!, lastLine: batchLines[batchLines.length - 1]! };
-    try {
-      await crm.applyBatch(batch);
-    } catch (error) {
-      if (!(error instanceof WriteError)) throw error;
+  const pending = (): LineRange | undefined =>
+    batchLines.length === 0 ? undefined : { firstLine: batchLines[0]!, lastLine: batchLines[batchLines.length - 1]! };
+  const flush = async (): Promise<void> => {
+    if (batch.length === 0) return;
+    await crm.applyBatch(batch);
+    done.events += batch.length;
+    done.batches += 1;
+    done.appliedThroughLine = batchLines[batchLines.length - 1]!;
+    batch = [];
+    batchLines = [];
+    if (deps.onProgress) {
+      deps.onProgress({ phase: 'applying', events: done.events, total });
+      // SQLite commits synchronously: give a progress timer (and Ctrl+C) a turn between batches.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  };
+  try {
+    for await (const entry of entries) {
+      if ('error' in entry) {
+        const { line, field, message } = entry.error;
+        return { outcome: 'failed', ...done, rejected: pending(), line, message: `field ${field} ${message}` };
+      }
+      batch.push(entry.event);
+      batchLines.push(entry.line);
+      lines += 1;
+      if (batch.length >= batchSize) await flush();
+    }
+    await flush();
+  } catch (error) {
+    if (error instanceof WriteError) {
       const line = error.index === undefined ? undefined : batchLines[error.index];
       // The write side prefixes "event N: " (its index in the batch); the line number says it better.
       const message = error.message.replace(/^event \d+: /, '');
-      return { outcome: 'write_failed', events, appliedThroughLine, rejected, line, message };
+      return { outcome: 'write_failed', ...done, rejected: pending()!, line, message };
     }
-    events += batch.length;
-    batches += 1;
-    appliedThroughLine = rejected.lastLine;
-    batch = [];
-    batchLines = [];
-    return undefined;
-  };
-  for await (const entry of ndjsonLines(path)) {
-    // Validated again: the file could have changed since the first pass.
-    const result = check(entry);
-    if (!result.ok) return { outcome: 'invalid', errors: [result.error] };
-    batch.push(result.event);
-    batchLines.push(entry.line);
-    lines += 1;
-    if (batch.length >= batchSize) {
-      const failed = await flush();
-      if (failed) return failed;
+    return { outcome: 'failed', ...done, rejected: pending(), line: undefined, message: describe(error) };
+  }
+  return { outcome: 'applied', lines, events: done.events, batches: done.batches };
+}
+
+/** A failure before anything was committed (reading the input during validation). */
+function failedBeforeApply(error: unknown): IngestResult {
+  const none = { events: 0, batches: 0, appliedThroughLine: 0 };
+  return { outcome: 'failed', ...none, rejected: undefined, line: undefined, message: describe(error) };
+}
+
+/**
+ * Ingests an NDJSON file of events in two passes over the file, so memory stays flat:
+ * 1. every line is validated; one bad line rejects the whole file and nothing is applied;
+ * 2. the events are applied in file order (see `applyEntries`), each line validated again because the
+ *    file could have changed since the first pass.
+ */
+export async function ingestFile(path: string, deps: IngestDeps): Promise<IngestResult> {
+  const errors: LineError[] = [];
+  let total = 0;
+  try {
+    for await (const entry of ndjsonLines(path)) {
+      total += 1;
+      if (total % VALIDATION_TICK === 0) deps.onProgress?.({ phase: 'validating', lines: total });
+      const result = check(entry);
+      if (!result.ok) {
+        errors.push(result.error);
+        if (errors.length >= MAX_REPORTED) break;
+      }
+    }
+  } catch (error) {
+    return failedBeforeApply(error);
+  }
+  if (errors.length > 0) return { outcome: 'invalid', errors };
+  deps.onProgress?.({ phase: 'validating', lines: total });
+  async function* entries(): AsyncGenerator<Entry> {
+    for await (const entry of ndjsonLines(path)) {
+      const result = check(entry);
+      yield result.ok ? { line: entry.line, event: result.event } : { line: entry.line, error: result.error };
     }
   }
-  const failed = await flush();
-  if (failed) return failed;
-  return { outcome: 'applied', lines, events, batches };
+  return applyEntries(entries(), total, deps);
+}
+
+/**
+ * Ingests NDJSON read once from a stream (standard input) without writing it anywhere: one pass
+ * validates every line and keeps each valid event, content dropped, as compact JSON in memory; past
+ * `limitBytes` of kept events the input is refused (nothing applied). Then the kept events are applied
+ * as `ingestFile` applies a file's.
+ */
+export async function ingestStream(input: Readable, deps: IngestDeps & { limitBytes?: number }): Promise<IngestResult> {
+  const limit = deps.limitBytes ?? DEFAULT_STDIN_LIMIT_MIB * MIB;
+  const errors: LineError[] = [];
+  const kept: string[] = [];
+  const keptLines: number[] = [];
+  let bytes = 0;
+  try {
+    for await (const entry of ndjsonLines(input)) {
+      if (entry.line % VALIDATION_TICK === 0) deps.onProgress?.({ phase: 'validating', lines: entry.line });
+      const result = check(entry);
+      if (!result.ok) {
+        errors.push(result.error);
+        if (errors.length >= MAX_REPORTED) break;
+        continue;
+      }
+      if (errors.length > 0) continue;
+      const json = JSON.stringify(stripContent(result.event));
+      bytes += Buffer.byteLength(json);
+      if (bytes > limit) {
+        const size = limit % MIB === 0 ? `${limit / MIB} MiB` : `${limit} bytes`;
+        const message = `holds more than ${size} of events once content is dropped (the limit for standard input); ingest it from a file, or raise --stdin-limit`;
+        return { outcome: 'invalid', errors: [{ line: entry.line, field: '(input)', message }] };
+      }
+      kept.push(json);
+      keptLines.push(entry.line);
+    }
+  } catch (error) {
+    return failedBeforeApply(error);
+  }
+  if (errors.length > 0) return { outcome: 'invalid', errors };
+  deps.onProgress?.({ phase: 'validating', lines: keptLines[keptLines.length - 1] ?? 0 });
+  function* entries(): Generator<Entry> {
+    for (const [index, json] of kept.entries()) {
+      // Let go of each line once it is in a batch.
+      kept[index] = '';
+      yield { line: keptLines[index]!, event: JSON.parse(json) as CrmEvent };
+    }
+  }
+  return applyEntries(entries(), kept.length, deps);
 }

@@ -1,5 +1,6 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
 
 export interface NumberedLine {
   /** 1-based line number in the file, blank lines counted. */
@@ -7,12 +8,11 @@ export interface NumberedLine {
   text: string;
 }
 
-/** The non-blank lines of an NDJSON file, streamed so memory stays flat for any file size. */
-export async function* ndjsonLines(path: string): AsyncGenerator<NumberedLine> {
-  const lines = createInterface({
-    input: createReadStream(path, { encoding: 'utf8' }),
-    crlfDelay: Number.POSITIVE_INFINITY,
-  });
+/** The non-blank lines of an NDJSON file or stream, streamed so memory stays flat for any size. */
+export async function* ndjsonLines(source: string | Readable): AsyncGenerator<NumberedLine> {
+  const input = typeof source === 'string' ? createReadStream(source, { encoding: 'utf8' }) : source;
+  if (typeof source !== 'string') source.setEncoding('utf8');
+  const lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
   let line = 0;
   for await (const text of lines) {
     line += 1;

@@ -4,7 +4,11 @@ import { Id, Record_, StringEnum } from './helpers.js';
 
 // Query, path and body schemas. Closed objects: an unknown parameter is `400 invalid_request`.
 
-export const Limit = Type.Integer({ minimum: 1, maximum: 100, default: 25 });
+/** The page size when a request sends no `limit`, and the largest it may ask for (the one definition). */
+export const DEFAULT_PAGE_SIZE = 25;
+export const MAX_PAGE_SIZE = 100;
+
+export const Limit = Type.Integer({ minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE });
 export const Cursor = Type.String({ minLength: 1, maxLength: 512 });
 
 export const NoQuery = Record_({});

@@ -89,7 +89,7 @@ export const Board = Record_(
     name: Type.String(),
     is_default: Type.Boolean(),
     is_archived: Type.Boolean(),
-    appointment_booked_stage: Nullable(Id('stage')),
+    appointment_booked_stage: Id('stage'),
     stages: Type.Array(Stage),
     version,
     updated_at: DateTime,

@@ -1,22 +1,58 @@
+import { POSTGRES_MIGRATIONS } from './postgres/migrations.js';
+import { SQLITE_MIGRATIONS } from './sqlite/migrations.js';
 import { SqliteStore } from './sqlite/sqlite-store.js';
-import type { Store } from './store.js';
-
-export const DEFAULT_DB_URL = 'sqlite:./data/crm-export.db';
+import { DatabaseMissingError, type Store } from './store.js';
 
 /**
- * Opens the store a database URL names and applies pending migrations:
- * `sqlite:PATH` (or `sqlite::memory:`) or `postgres://...` / `postgresql://...`.
+ * Opens the store a database URL names: `sqlite:PATH` (or `sqlite::memory:`) or `postgres://...` /
+ * `postgresql://...`. With `create` a missing database is created and pending migrations are applied;
+ * without it a SQLite file that does not exist, or a database with migrations not applied, is refused
+ * with a `DatabaseMissingError` (nothing is created).
  */
-export async function openStore(url: string = DEFAULT_DB_URL): Promise<Store> {
+export async function openStore(url: string, { create = true }: { create?: boolean } = {}): Promise<Store> {
   let store: Store;
+  let where: string;
   if (url.startsWith('sqlite:')) {
-    store = new SqliteStore({ path: url.slice('sqlite:'.length) || ':memory:' });
+    const file = path(url) as string;
+    // A throw-away database is always new: it is created whatever was asked.
+    store = new SqliteStore({ path: file, mustExist: !create && file !== ':memory:' });
+    where = file;
   } else if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
     const { PostgresStore } = await import('./postgres/postgres-store.js');
-    store = new PostgresStore({ url });
+    const pg = new PostgresStore({ url });
+    store = pg;
+    where = `PostgreSQL schema ${pg.schema}`;
   } else {
     throw new Error('Unsupported database URL: use sqlite:PATH or postgres://...');
   }
-  await store.migrate();
+  await prepareStore(store, where, create || path(url) === ':memory:');
   return store;
 }
+
+/**
+ * Applies pending migrations (`create`), or refuses a database lacking any with a `DatabaseMissingError`
+ * naming `where`. Closes the store when it throws.
+ */
+export async function prepareStore(store: Store, where: string, create: boolean): Promise<void> {
+  try {
+    if (create) {
+      await store.migrate();
+      return;
+    }
+    const pending = await store.pendingMigrations();
+    if (pending.length === 0) return;
+    const all = Object.keys(store.backend === 'sqlite' ? SQLITE_MIGRATIONS : POSTGRES_MIGRATIONS);
+    const state =
+      pending.length === all.length
+        ? 'is not a crm-export database (no migrations applied)'
+        : `lacks migrations of this release (${pending.join(', ')})`;
+    throw new DatabaseMissingError(`${where} ${state}`);
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+}
+
+/** The SQLite path of a `sqlite:` URL (empty: a throw-away database). */
+const path = (url: string): string | undefined =>
+  url.startsWith('sqlite:') ? url.slice('sqlite:'.length) || ':memory:' : undefined;

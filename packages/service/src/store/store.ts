@@ -62,6 +62,15 @@ export interface StoredRecord {
   removed: RemovalReason | null;
 }
 
+/** A record removed with reason `erased`: ids only, no personal data (the restore procedure replays these). */
+export interface ErasedRecord {
+  kind: RecordKind;
+  id: string;
+  team: string;
+  /** When the service recorded the erasure (ISO 8601). */
+  erasedAt: string;
+}
+
 export interface PageRow {
   seq: number;
   json: string;
@@ -103,6 +112,40 @@ export interface FeedRow extends FeedEntry {
   pos: number;
 }
 
+/**
+ * One operator action of `crm-export admin` (docs/auth.md, "Audit trail"). Ids and non-secret settings
+ * only: never a key, a key digest, a secret or personal data.
+ */
+export interface AuditEntry {
+  /** When the action finished (ISO 8601 UTC, milliseconds). */
+  at: string;
+  /** Who ran it: the operating-system user or `--actor`. */
+  actor: string;
+  /** Stable dotted name, e.g. `integration.revoke`. */
+  action: string;
+  /** The ids the action changed or was refused on (may be empty). */
+  target: string[];
+  /** `ok`, or the error code of the refusal. */
+  outcome: string;
+  /** Settings of the action (a plan, a grace period, counts...). */
+  details: Record<string, unknown>;
+}
+
+/** Filters of `Store.listAudit`; every one optional except `limit`. */
+export interface AuditQuery {
+  /** Entries at or after this ISO 8601 UTC time. */
+  since?: string;
+  /** Entries before this ISO 8601 UTC time. */
+  until?: string;
+  /** This action, or every action under this dotted prefix (`integration` matches `integration.revoke`). */
+  action?: string;
+  actor?: string;
+  /** Entries naming this id among their targets. */
+  target?: string;
+  /** The newest `limit` matching entries are returned. */
+  limit: number;
+}
+
 /** What a write transaction can do. Obtained only through `Store.write`. */
 export interface WriteTx {
   /** Reads one entity, or undefined. */
@@ -131,11 +174,47 @@ export interface WriteTx {
   setMeta(key: string, value: string): Promise<void>;
 }
 
+/** Rows a retention batch deletes (removals) or examines (superseded entries) at most. */
+export const TRIM_BATCH_ROWS = 1000;
+
+/** One retention statement's work, reported to `TrimOptions.onBatch`. */
+export interface TrimBatch {
+  /** `removals`: expired removal entries; `superseded`: entries with a newer entry of the same record. */
+  rule: 'removals' | 'superseded';
+  /** Rows the batch looked at: for removals the rows it selected, for superseded entries its window. */
+  examined: number;
+  deleted: number;
+}
+
+export interface TrimOptions {
+  /** Rows per batch (default `TRIM_BATCH_ROWS`). */
+  batchSize?: number;
+  /** Called after each batch (tests, logs). */
+  onBatch?: (batch: TrimBatch) => void;
+  /** Stops between batches once aborted (server shutdown); what was deleted stays deleted. */
+  signal?: AbortSignal;
+}
+
+/** The database a command needs does not exist or has not been migrated (`crm-export migrate` creates it). */
+export class DatabaseMissingError extends Error {
+  override readonly name = 'DatabaseMissingError';
+}
+
+/** A connection pool's state at one moment. */
+export interface PoolUsage {
+  total: number;
+  idle: number;
+  waiting: number;
+  max: number;
+}
+
 export interface Store {
   /** Which backend this is, for logs and test names. */
   readonly backend: 'sqlite' | 'postgres';
   /** Applies pending migrations; safe to run on every start and from several processes. */
   migrate(): Promise<void>;
+  /** Names of the migrations this build has that the database has not applied (all of them: an empty database). */
+  pendingMigrations(): Promise<string[]>;
   /** Runs `fn` in one transaction: all of it is applied or none. Writers to one team are serialized. */
   write<T>(fn: (tx: WriteTx) => Promise<T>): Promise<T>;
   /** Reads one entity outside a transaction. */
@@ -157,14 +236,25 @@ export interface Store {
   /**
    * Retention: drops removal entries recorded before `removalsBefore` and record entries superseded
    * by a newer entry of the same record recorded before `supersededBefore` (epoch ms). Returns rows dropped.
+   * Works in bounded batches, each its own short transaction, so other work runs between them (docs/feed.md).
    */
-  trimFeed(removalsBefore: number, supersededBefore: number): Promise<number>;
+  trimFeed(removalsBefore: number, supersededBefore: number, options?: TrimOptions): Promise<number>;
+  /** Every erased record (its tombstone), oldest erasure first. */
+  erasedRecords(): Promise<ErasedRecord[]>;
   /** Reads a setting (operator switches, secrets, the feed epoch). */
   getMeta(key: string): Promise<string | undefined>;
   /** Writes a setting. */
   setMeta(key: string, value: string): Promise<void>;
+  /** Appends one entry to the audit trail. */
+  appendAudit(entry: AuditEntry): Promise<void>;
+  /** The newest `query.limit` audit entries matching the filters, oldest first. */
+  listAudit(query: AuditQuery): Promise<AuditEntry[]>;
   /** Checks the database answers (health, readiness). */
   ping(): Promise<void>;
+  /** When the newest entry of each team's feed was recorded (epoch ms), for the feed lag metric. */
+  feedHeadTimes(): Promise<{ team: string; recordedAt: number }[]>;
+  /** Connection pool counts (PostgreSQL only). */
+  poolUsage?(): PoolUsage;
   /** Closes connections. */
   close(): Promise<void>;
 }

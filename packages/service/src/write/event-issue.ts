@@ -1,6 +1,11 @@
 // Turns a schema's validation errors into the one complaint a person can act on: the field at fault
 // as a dotted path and the rule it breaks, never the value it holds.
 
+import { DATE_TIME_PATTERN, DATE_TIME_RULE } from './date-time.js';
+
+/** Pattern of a string that must hold a value: at least one character other than whitespace. */
+export const NOT_BLANK_PATTERN = '\\S';
+
 export interface ValidationIssue {
   keyword: string;
   instancePath: string;
@@ -39,5 +44,13 @@ export function describeIssue(issues: readonly ValidationIssue[]): EventIssue {
     const extra = (issue.params.additionalProperties as string[] | undefined) ?? [];
     return { field: [...path, extra[0] ?? '?'].join('.'), message: 'is not a field of this event', unknownField: true };
   }
-  return { field: path.length > 0 ? path.join('.') : '(event)', message: issue.message, unknownField: false };
+  // The date-time pattern is long and says less than the rule in words.
+  const pattern = issue.keyword === 'pattern' ? issue.params.pattern : undefined;
+  const message =
+    pattern === DATE_TIME_PATTERN
+      ? DATE_TIME_RULE
+      : pattern === NOT_BLANK_PATTERN
+        ? 'must not be empty or only whitespace'
+        : issue.message;
+  return { field: path.length > 0 ? path.join('.') : '(event)', message, unknownField: false };
 }

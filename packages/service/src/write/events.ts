@@ -12,7 +12,8 @@ import {
   SOURCE_PROVENANCES,
 } from '../schemas/enums.js';
 import { Id, Nullable, StringEnum } from '../schemas/helpers.js';
-import { describeIssue, type EventIssue, type ValidationIssue } from './event-issue.js';
+import { DATE_TIME_PATTERN, normaliseDateTime } from './date-time.js';
+import { describeIssue, type EventIssue, NOT_BLANK_PATTERN, type ValidationIssue } from './event-issue.js';
 
 // The vocabulary of the write side: every CRM operation is one event. The TypeScript API, the NDJSON
 // ingest and the demo generator all build these and hand them to `Crm.apply`. Events may carry
@@ -55,10 +56,16 @@ const content = Object.fromEntries(
   CONTENT_FIELDS.map((f) => [f, Type.Optional(Type.Unknown({ description: 'content: accepted and never stored' }))]),
 ) as Record<(typeof CONTENT_FIELDS)[number], ReturnType<typeof Type.Optional<ReturnType<typeof Type.Unknown>>>>;
 
-/** When the business event happened (any ISO 8601 date-time; stored in UTC with milliseconds). */
-const At = Type.String({ format: 'date-time', description: 'when the business event happened' });
+/** An ISO 8601 date-time with a UTC offset (see date-time.ts); stored in UTC with milliseconds. */
+const Time = (description = 'ISO 8601 date-time with a UTC offset (Z, +hh:mm, +hhmm or +hh); seconds optional') =>
+  Type.String({ pattern: DATE_TIME_PATTERN, description });
+/** When the business event happened. */
+const At = Time('when the business event happened: ISO 8601 date-time with a UTC offset; seconds optional');
 const Opt = <T extends TSchema>(s: T) => Type.Optional(s);
-const NullableTime = Nullable(Type.String({ format: 'date-time' }));
+const NullableTime = Nullable(Time());
+/** A string that must hold a value: empty or whitespace only is refused (an optional text field takes null). */
+const Text = (description?: string) =>
+  Type.String({ pattern: NOT_BLANK_PATTERN, ...(description ? { description } : {}) });
 /** Ids with no public prefix (organizations, submissions, messages). */
 const InternalId = Type.String({ pattern: '^[0-9A-Za-z_-]{1,64}$' });
 const Actor = StringEnum(ACTOR_KINDS);
@@ -119,7 +126,7 @@ const LeadFields = {
   company: Opt(Nullable(Type.String())),
   phone: Opt(Nullable(Type.String({ description: 'raw number; normalised to E.164 without a default country' }))),
   priority: Opt(Nullable(StringEnum(PRIORITIES))),
-  tags: Opt(Type.Array(Type.String())),
+  tags: Opt(Type.Array(Text())),
   estimated_value: Opt(Nullable(Type.Number())),
   source: Opt(Nullable(StringEnum(LEAD_SOURCES))),
   source_channel: Opt(Nullable(Type.String())),
@@ -130,11 +137,11 @@ const LeadFields = {
 const StageInput = Type.Object(
   {
     stage: Id('stage'),
-    name: Type.String(),
+    name: Text(),
     is_default: Opt(Type.Boolean()),
     is_final: Opt(Type.Boolean()),
     is_archive: Opt(Type.Boolean()),
-    mode: Opt(Type.String()),
+    mode: Opt(Text()),
   },
   { additionalProperties: false },
 );
@@ -154,7 +161,7 @@ export const EVENT_SCHEMAS = {
     'organization.upsert',
     {
       organization: InternalId,
-      name: Type.String(),
+      name: Text(),
       plan: StringEnum(ORGANIZATION_PLANS),
       api_agreed: Opt(Type.Boolean()),
     },
@@ -184,7 +191,7 @@ export const EVENT_SCHEMAS = {
   'member.left': Event('member.left', { member: Id('member') }, 'a member leaves the team'),
   'service.created': Event(
     'service.created',
-    { team: Id('team'), service: Id('booking_service'), name: Type.String(), meeting_type: Opt(Type.String()) },
+    { team: Id('team'), service: Id('booking_service'), name: Text(), meeting_type: Opt(Text()) },
     'a bookable service is created',
   ),
   'service.deleted': Event('service.deleted', { service: Id('booking_service') }, 'a bookable service is deleted'),
@@ -193,10 +200,12 @@ export const EVENT_SCHEMAS = {
     {
       team: Id('team'),
       board: Id('board'),
-      name: Type.String(),
+      name: Text(),
       is_default: Opt(Type.Boolean()),
-      appointment_booked_stage: Opt(Nullable(Id('stage'))),
-      stages: Type.Array(StageInput, { description: 'in pipeline order' }),
+      appointment_booked_stage: Opt(
+        Nullable(Id('stage', 'where booked appointments land; null or omitted: see docs/write-side.md')),
+      ),
+      stages: Type.Array(StageInput, { minItems: 1, description: 'in pipeline order; a board has at least one stage' }),
     },
     'creates a board or replaces its name and stages',
   ),
@@ -242,7 +251,7 @@ export const EVENT_SCHEMAS = {
     'lead.archived',
     {
       lead: Id('lead'),
-      reason: Type.String({ description: 'a reason value; free text reads other' }),
+      reason: Text('a reason value; free text reads other'),
       actor: Opt(Actor),
     },
     'the lead is archived',
@@ -379,8 +388,8 @@ export const EVENT_SCHEMAS = {
       lead: Opt(Nullable(Id('lead'))),
       service: Id('booking_service'),
       status: Opt(StringEnum(BOOKING_STATUSES)),
-      starts_at: Type.String({ format: 'date-time' }),
-      ends_at: Type.String({ format: 'date-time' }),
+      starts_at: Time(),
+      ends_at: Time(),
       assignees: Opt(Members),
     },
     'a booking is made',
@@ -390,8 +399,8 @@ export const EVENT_SCHEMAS = {
     {
       booking: Id('booking'),
       status: Opt(StringEnum(BOOKING_STATUSES)),
-      starts_at: Opt(Type.String({ format: 'date-time' })),
-      ends_at: Opt(Type.String({ format: 'date-time' })),
+      starts_at: Opt(Time()),
+      ends_at: Opt(Time()),
       assignees: Opt(Members),
     },
     'a booking is rescheduled, reassigned, cancelled or completed',
@@ -414,6 +423,53 @@ const validators = new Map(Object.entries(EVENT_SCHEMAS).map(([type, schema]) =>
 export type ParseResult = { ok: true; event: CrmEvent } | { ok: false; message: string };
 export type EventCheck = { ok: true; event: CrmEvent } | ({ ok: false } & EventIssue);
 
+type SchemaNode = { type?: unknown; pattern?: string; enum?: unknown; properties?: Record<string, unknown> };
+
+/** Paths of the fields of a schema that `is` picks (through objects; no such field sits in an array). */
+function fieldPaths(schema: unknown, is: (s: SchemaNode) => boolean, path: string[] = []): string[][] {
+  const s = schema as SchemaNode;
+  if (is(s)) return [path];
+  return Object.entries(s.properties ?? {}).flatMap(([key, value]) => fieldPaths(value, is, [...path, key]));
+}
+const pathsOf = (is: (s: SchemaNode) => boolean) =>
+  new Map(Object.entries(EVENT_SCHEMAS).map(([type, schema]) => [type, fieldPaths(schema, is)]));
+const TIME_PATHS = pathsOf((s) => s.pattern === DATE_TIME_PATTERN);
+/** Optional free strings (nullable, no pattern, no enum): blank means null. */
+const NULLABLE_TEXT_PATHS = pathsOf(
+  (s) => Array.isArray(s.type) && s.type.includes('string') && s.type.includes('null') && !s.pattern && !s.enum,
+);
+
+/** Calls `visit` with the holder and key of each string the paths name in the event, and its path. */
+function eachString(
+  paths: Map<string, string[][]>,
+  type: string,
+  event: object,
+  visit: (holder: Record<string, unknown>, key: string, path: string[]) => void,
+): void {
+  for (const path of paths.get(type) ?? []) {
+    let holder: unknown = event;
+    for (const key of path.slice(0, -1)) holder = (holder as Record<string, unknown> | null)?.[key];
+    const key = path[path.length - 1]!;
+    if (typeof holder === 'object' && holder !== null && typeof (holder as Record<string, unknown>)[key] === 'string')
+      visit(holder as Record<string, unknown>, key, path);
+  }
+}
+
+/** The first date-time the pattern lets through that still names no instant (a 30 February, year 10000 in UTC). */
+function timeIssue(type: string, event: object): EventIssue | undefined {
+  let issue: EventIssue | undefined;
+  eachString(TIME_PATHS, type, event, (holder, key, path) => {
+    if (issue === undefined && normaliseDateTime(holder[key] as string) === undefined) {
+      issue = {
+        field: path.join('.'),
+        message: 'is not a date-time that exists (a day the month lacks, or a UTC year outside 0000-9999)',
+        unknownField: false,
+      };
+    }
+  });
+  return issue;
+}
+
 /**
  * Checks one event against the schema its `type` names (content fields still in it). Checking the one
  * variant `type` names, rather than the whole union, gives the single error a person can act on.
@@ -428,17 +484,21 @@ export function checkEvent(value: unknown): EventCheck {
   }
   const validator = validators.get(type);
   if (!validator) return { ok: false, field: 'type', message: 'is not a known event type', unknownField: false };
-  if (validator.Check(value)) return { ok: true, event: value as CrmEvent };
-  return { ok: false, ...describeIssue([...validator.Errors(value)] as ValidationIssue[]) };
+  if (!validator.Check(value))
+    return { ok: false, ...describeIssue([...validator.Errors(value)] as ValidationIssue[]) };
+  const issue = timeIssue(type, value);
+  if (issue) return { ok: false, ...issue };
+  return { ok: true, event: value as CrmEvent };
 }
 
 /**
- * Validates one event against the schema of its `type` and returns it without its content fields.
+ * Validates one event against the schema of its `type` and returns it without its content fields, in
+ * stored form (`normaliseEvent`).
  * The message names the field at fault, never its value.
  */
 export function parseEvent(value: unknown): ParseResult {
   const checked = checkEvent(value);
-  if (checked.ok) return { ok: true, event: stripContent(checked.event) };
+  if (checked.ok) return { ok: true, event: normaliseEvent(stripContent(checked.event)) };
   const type = (value as { type?: unknown } | null)?.type;
   const prefix = typeof type === 'string' && validators.has(type) ? `${type}: ` : '';
   const message = checked.unknownField
@@ -452,4 +512,20 @@ export function stripContent<E extends CrmEvent>(event: E): E {
   const copy: Record<string, unknown> = { ...event };
   for (const field of CONTENT_FIELDS) delete copy[field];
   return copy as E;
+}
+
+/**
+ * A checked event in the form the write side stores: every date-time in UTC with milliseconds, and every
+ * optional text field that is empty or whitespace only as null (the API never exports an empty string).
+ * Nested objects are copied.
+ */
+export function normaliseEvent<E extends CrmEvent>(event: E): E {
+  const copy = structuredClone(event);
+  eachString(TIME_PATHS, copy.type, copy, (holder, key) => {
+    holder[key] = normaliseDateTime(holder[key] as string);
+  });
+  eachString(NULLABLE_TEXT_PATHS, copy.type, copy, (holder, key) => {
+    if ((holder[key] as string).trim() === '') holder[key] = null;
+  });
+  return copy;
 }

@@ -18,6 +18,11 @@ const provenanced = (value: string | null | undefined) => ({
 });
 const idName = (g: Named) => ({ id: provenanced(g?.id), name: provenanced(g?.name) });
 const idOnly = (g: { id?: string | null } | undefined) => ({ id: provenanced(g?.id) });
+/** A copy of a string map without blank values (never an empty string); null when none is left. */
+function withoutBlanks(map: Record<string, string> | null | undefined): Record<string, string> | null {
+  const kept = Object.entries(map ?? {}).filter(([, value]) => value.trim() !== '');
+  return kept.length > 0 ? Object.fromEntries(kept) : null;
+}
 
 /** How a lead first entered the CRM, built once when it is created and never changed after. */
 export function buildOriginalCapture(
@@ -46,8 +51,8 @@ export function buildOriginalCapture(
     asset_group: idOnly(c.asset_group),
     click_network: provenanced(c.click_network),
     audience: { value: c.audience ?? null, missing_reason: c.audience ? null : 'unsupported' },
-    utm: c.utm ? { ...c.utm } : null,
-    ad_referral: c.ad_referral ? { ...c.ad_referral } : null,
+    utm: withoutBlanks(c.utm),
+    ad_referral: withoutBlanks(c.ad_referral),
     family_origin: familyOrigin ? { ...familyOrigin } : null,
   };
 }

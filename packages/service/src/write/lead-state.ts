@@ -60,14 +60,18 @@ export async function archiveLead(
   s.archiveReason = reason;
 }
 
-/** The stricter of two sets of contact permissions (for the lead kept by a merge). */
+/**
+ * The stricter of two sets of contact permissions (for the lead kept by a merge): a merge never gains a
+ * permission. `do_not_contact` and `email_opt_out`: true wins. `whatsapp_consent`: false wins, then null
+ * (nobody recorded an answer, which is never consent); true only when both leads consented.
+ */
 export function stricterPermissions(
   a: LeadState['permissions'],
   b: LeadState['permissions'],
 ): LeadState['permissions'] {
   const optOutTimes = [a, b].filter((p) => p.emailOptOut && p.emailOptOutAt).map((p) => p.emailOptOutAt as string);
   const consent = (x: boolean | null, y: boolean | null) =>
-    x === false || y === false ? false : x === true || y === true ? true : null;
+    x === false || y === false ? false : x === true && y === true ? true : null;
   return {
     doNotContact: a.doNotContact || b.doNotContact,
     emailOptOut: a.emailOptOut || b.emailOptOut,

@@ -82,6 +82,15 @@ export async function publishLead(ctx: WriteContext, lead: Entity<LeadState>): P
   });
 }
 
+/**
+ * Where booked appointments land: the stage chosen for it, else the board's default stage, else its first
+ * stage. Every board has at least one stage, so every board names one.
+ */
+export function bookedStage(s: BoardState): string | null {
+  const chosen = s.stages.find((stage) => stage.id === s.appointmentBookedStage);
+  return (chosen ?? s.stages.find((stage) => stage.isDefault) ?? s.stages[0])?.id ?? null;
+}
+
 export async function publishBoard(ctx: WriteContext, board: Entity<BoardState>): Promise<boolean> {
   const s = board.state;
   const team = board.team as string;
@@ -93,7 +102,7 @@ export async function publishBoard(ctx: WriteContext, board: Entity<BoardState>)
     name: s.name,
     is_default: s.isDefault,
     is_archived: s.isArchived,
-    appointment_booked_stage: s.appointmentBookedStage,
+    appointment_booked_stage: bookedStage(s),
     stages: s.stages.map((stage, position) => ({
       object: 'stage',
       id: stage.id,

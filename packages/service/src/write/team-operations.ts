@@ -104,10 +104,18 @@ export async function upsertBoard(ctx: WriteContext, e: EventOf<'board.upsert'>)
     const taken = other.state.stages.find((s) => ids.includes(s.id));
     if (taken) throw new WriteError(`stage ${taken.id} is already on board ${other.id}`);
   }
-  const booked = e.appointment_booked_stage ?? null;
-  if (booked !== null && !ids.includes(booked)) {
-    throw new WriteError(`appointment_booked_stage ${booked} is not a stage of board ${e.board}`);
+  if (e.appointment_booked_stage && !ids.includes(e.appointment_booked_stage)) {
+    throw new WriteError(`appointment_booked_stage ${e.appointment_booked_stage} is not a stage of board ${e.board}`);
   }
+  // The stage chosen for booked appointments: omitted keeps the earlier choice while that stage is still
+  // on the board; null (or none left) falls back to the rule in `bookedStage`.
+  const earlier = existing?.state.appointmentBookedStage ?? null;
+  const booked =
+    e.appointment_booked_stage === undefined
+      ? earlier && ids.includes(earlier)
+        ? earlier
+        : null
+      : e.appointment_booked_stage;
   const board = {
     kind: 'board' as const,
     id: e.board,

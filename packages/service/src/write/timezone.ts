@@ -1,13 +1,15 @@
 /** Used when a team has neither a valid business-hours zone nor a default country (documented in docs/write-side.md). */
 export const FALLBACK_TIMEZONE = 'Europe/Berlin';
 
-/** True when `zone` is an IANA zone this runtime knows. */
-export function isValidTimezone(zone: string): boolean {
+/**
+ * The runtime's canonical name of an IANA zone given in any case (`europe/vienna` is `Europe/Vienna`),
+ * from `Intl.DateTimeFormat#resolvedOptions`; null when the runtime does not know the zone.
+ */
+export function canonicalTimezone(zone: string): string | null {
   try {
-    new Intl.DateTimeFormat('en', { timeZone: zone });
-    return true;
+    return new Intl.DateTimeFormat('en', { timeZone: zone }).resolvedOptions().timeZone;
   } catch {
-    return false;
+    return null;
   }
 }
 
@@ -41,7 +43,8 @@ export function countryTimezone(country: string): string | null {
 
 /** The team's zone: business hours when valid, else the default country's zone, else the fixed default. */
 export function teamTimezone(businessHoursZone: string | null, defaultCountry: string | null): string {
-  if (businessHoursZone && isValidTimezone(businessHoursZone)) return businessHoursZone;
+  const businessHours = businessHoursZone ? canonicalTimezone(businessHoursZone) : null;
+  if (businessHours) return businessHours;
   const fromCountry = defaultCountry ? countryTimezone(defaultCountry) : null;
   return fromCountry ?? FALLBACK_TIMEZONE;
 }

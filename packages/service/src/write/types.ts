@@ -71,6 +71,7 @@ export interface BoardState {
   name: string;
   isDefault: boolean;
   isArchived: boolean;
+  /** The stage chosen for booked appointments; null: the default rule (`bookedStage` in publishers.ts). */
   appointmentBookedStage: string | null;
   stages: StageState[];
 }

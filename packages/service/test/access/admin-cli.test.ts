@@ -69,13 +69,38 @@ describeEachBackend('crm-export admin', (makeStore) => {
     expect(rolled.key).toMatch(/^crmx_live_/);
     expect(rolled.key).not.toBe(key);
     expect(rolled.oldKeyId).toBe(parseKey(key)!.lookupId);
-    const ended = await admin('integrations', 'end-old-key', integration.id, '--json');
+    const ended = await admin('integrations', 'end-old-key', integration.id, '--yes', '--json');
     expect(JSON.parse(ended).revoked).toEqual([parseKey(key)!.lookupId]);
     const allow = await json('integrations', 'allowlist', 'set', integration.id, '192.0.2.0/24', '198.51.100.7');
     expect(allow.allowlist).toEqual(['192.0.2.0/24', '198.51.100.7']);
-    const revoked = await admin('integrations', 'revoke', integration.id, '--json');
+    const revoked = await admin('integrations', 'revoke', integration.id, '--yes', '--json');
     expect(JSON.parse(revoked).status).toBe('revoked');
     for (const text of [ended, revoked]) expect(text).not.toMatch(/crmx_live_/);
+  });
+
+  it('text lists start with a header row naming the columns; an empty list prints (none)', async () => {
+    const columns = (line: string | undefined) => line?.split(/\s{2,}/);
+    expect(await admin('integrations', 'list')).toBe('(none)\n');
+    const { integration } = await json('integrations', 'create', '--teams', 'team_a1', '--name', 'Warehouse');
+    const integrations = (await admin('integrations', 'list')).trimEnd().split('\n');
+    expect(columns(integrations[0])).toEqual(['ID', 'NAME', 'STATUS', 'TEAMS', 'ALLOWLIST', 'KEYS']);
+    expect(columns(integrations[1])?.slice(0, 5)).toEqual([
+      integration.id,
+      'Warehouse',
+      'active',
+      'team_a1',
+      'any address',
+    ]);
+    expect(integrations).toHaveLength(2);
+    const orgs = (await admin('orgs', 'list')).trimEnd().split('\n');
+    expect(columns(orgs[0])).toEqual(['ID', 'NAME', 'PLAN', 'API AGREED']);
+    expect(orgs).toHaveLength(2);
+    const teams = (await admin('teams', 'list')).trimEnd().split('\n');
+    expect(columns(teams[0])).toEqual(['ID', 'ORGANIZATION', 'STATE', 'LEGAL SETUP', 'SECTOR', 'DATA', 'MODE']);
+    expect(columns(teams[1])?.slice(0, 3)).toEqual(['team_a1', 'org_a', 'active']);
+    expect(teams).toHaveLength(3);
+    // Every cell starts where its header starts.
+    expect(teams[1]?.indexOf('org_a')).toBe(teams[0]?.indexOf('ORGANIZATION'));
   });
 
   it('a refusal is printed as an error with exit code 1', async () => {

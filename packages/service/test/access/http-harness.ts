@@ -1,9 +1,10 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { createAccessControl } from '../../src/access/create-access-control.js';
+import { type AccessControlOptions, createAccessControl } from '../../src/access/create-access-control.js';
 import { createIntegration } from '../../src/access/integrations.js';
 import { ManualClock } from '../../src/clock.js';
 import { DEFAULT_LIMITS, type Limits } from '../../src/config.js';
 import { buildApp } from '../../src/http/app.js';
+import type { TrustProxy } from '../../src/http/trust-proxy.js';
 import type { Store } from '../../src/store/store.js';
 import { seedOrganization, seedTeam } from './fixtures.js';
 
@@ -17,6 +18,8 @@ export interface AccessHarness {
   /** `Bearer crmx_live_...` of an integration reading team_a1 and team_a2. */
   key: string;
   integrationId: string;
+  /** The access control behind `app` (its `usage` reads the counters). */
+  access: ReturnType<typeof createAccessControl>;
   inject(
     url: string,
     options?: { key?: string | undefined; ip?: string; headers?: Record<string, string> },
@@ -52,7 +55,14 @@ export async function putTeamRecord(store: Store, id: string): Promise<void> {
   );
 }
 
-export async function accessHarness(store: Store, limits: Partial<Limits> = {}): Promise<AccessHarness> {
+/** Where the counters live: memory by default, or a Redis client (with its prefix and away/back logger). */
+export type CounterOptions = Pick<AccessControlOptions, 'redis' | 'redisPrefix' | 'logger'>;
+
+export async function accessHarness(
+  store: Store,
+  limits: Partial<Limits> = {},
+  options: CounterOptions & { trustProxy?: TrustProxy } = {},
+): Promise<AccessHarness> {
   const clock = new ManualClock(Date.parse('2026-01-15T12:00:00.000Z'));
   await seedOrganization(store, 'org_a');
   await seedOrganization(store, 'org_b');
@@ -67,6 +77,7 @@ export async function accessHarness(store: Store, limits: Partial<Limits> = {}):
   const created = await createIntegration(store, clock, { teams: ['team_a1', 'team_a2'], name: 'Warehouse' });
   const harness: AccessHarness = {
     app: undefined as unknown as FastifyInstance,
+    access: undefined as unknown as AccessHarness['access'],
     store,
     clock,
     key: `Bearer ${created.key}`,
@@ -80,7 +91,16 @@ export async function accessHarness(store: Store, limits: Partial<Limits> = {}):
     async rebuild(over) {
       const all = { ...DEFAULT_LIMITS, ...over };
       if (harness.app) await harness.app.close();
-      harness.app = buildApp({ store, clock, limits: all, access: createAccessControl({ store, clock, limits: all }) });
+      harness.access?.close();
+      const { trustProxy, ...counters } = options;
+      harness.access = createAccessControl({ store, clock, limits: all, ...counters });
+      harness.app = buildApp({
+        store,
+        clock,
+        limits: all,
+        access: harness.access,
+        ...(trustProxy ? { trustProxy } : {}),
+      });
       await harness.app.ready();
     },
   };

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { changeAllowlist, revokeIntegration } from '../../src/access/integrations.js';
 import { rollKey } from '../../src/access/keys.js';
 import { changeTeam, setOrganizationPlan } from '../../src/access/organizations.js';
@@ -29,7 +29,7 @@ describeEachBackend('check order, lockouts, rate limit and quota through HTTP', 
     return `${res.statusCode} ${res.json().code}${retry === undefined ? '' : ` retry=${retry}`}`;
   };
 
-  it('the order of docs/auth.md: switches, address lock, Origin, key, expiry, revocation, allowlist, team, quota', async () => {
+  it('the order of docs/auth.md: switches, address lock, Origin, key, expiry, revocation, allowlist, quota, team', async () => {
     // 2 and 3 before 6: a switched-off endpoint answers before any key check
     await h.store.setMeta('capability_disabled', 'me');
     expect(await answer('/v1/me', { key: undefined })).toBe('403 capability_disabled');
@@ -53,13 +53,14 @@ describeEachBackend('check order, lockouts, rate limit and quota through HTTP', 
     expect(await answer('/v1/members', { ip: '203.0.113.1', headers: TEAM })).toBe('403 ip_not_allowed');
     // 15: plan before sector
     expect(await answer('/v1/members', { ip: '198.51.100.1', headers: TEAM })).toBe('403 plan_not_entitled');
-    // 15 before 16: a spent quota does not hide a restricted team
+    // the charge (14, 15) before the team (16, 17): every request is paid for before any team lookup
     await h.rebuild({ keyCacheMs: 0, dailyItemQuota: 1 });
     await setOrganizationPlan(h.store, 'org_a', { plan: 'api_included' });
     await changeTeam(h.store, 'team_a1', { field: 'sensitiveSector', value: false });
-    expect(await answer('/v1/teams', { ip: '198.51.100.1' })).toBe('200');
     await changeTeam(h.store, 'team_a1', { field: 'state', value: 'disabled' });
     expect(await answer('/v1/members', { ip: '198.51.100.1', headers: TEAM })).toBe('403 team_state_restricted');
+    expect(await answer('/v1/teams', { ip: '198.51.100.1' })).toBe('200');
+    expect(await answer('/v1/members', { ip: '198.51.100.1', headers: TEAM })).toMatch(/^429 quota_exceeded/);
     // 11 before 12: a revoked integration from outside the allowlist
     await revokeIntegration(h.store, h.clock, h.integrationId);
     expect(await answer('/v1/me', { ip: '203.0.113.1' })).toBe('401 invalid_credentials');
@@ -137,5 +138,67 @@ describeEachBackend('check order, lockouts, rate limit and quota through HTTP', 
     expect(blocked.headers['retry-after']).toBeUndefined();
     h.clock.advance(600_000);
     expect(await answer('/v1/me', { ip: '203.0.113.78' })).toBe('200');
+  });
+
+  describe('every request is paid for', () => {
+    it('GET /calls/call_nope repeated 601 times in a minute answers 429 rate_limited (read class)', async () => {
+      for (let i = 1; i <= 600; i++) expect(await answer('/v1/calls/call_nope')).toBe('404 resource_missing');
+      expect(await answer('/v1/calls/call_nope')).toMatch(/^429 rate_limited retry=\d+$/);
+      expect(await answer('/v1/me')).toMatch(/^429 rate_limited/);
+    });
+
+    it('a refused team is charged: a 403 keeps one item, so the next full-size request is refused with 429', async () => {
+      await h.rebuild({ keyCacheMs: 0, itemsPerMinute: 25 });
+      await changeTeam(h.store, 'team_a1', { field: 'state', value: 'disabled' });
+      expect(await answer('/v1/leads?limit=25', { headers: TEAM })).toBe('403 team_state_restricted');
+      expect((await h.access.usage(h.integrationId, [])).itemsThisMinute).toBe(1);
+      expect(await answer('/v1/leads?limit=25', { headers: TEAM })).toMatch(/^429 rate_limited retry=\d+$/);
+      expect(await answer('/v1/leads?limit=24', { headers: TEAM })).toBe('403 team_state_restricted');
+    });
+
+    it('an unknown lead and a team the key does not read are charged before any lookup, and count nothing toward the quota', async () => {
+      expect(await answer('/v1/leads/lead_nope/activities?limit=10')).toBe('404 resource_missing');
+      expect(await answer('/v1/leads/lead_nope')).toBe('404 resource_missing');
+      expect(await answer('/v1/calls', { headers: { 'service-team': 'team_solo' } })).toBe('404 team_not_accessible');
+      const usage = await h.access.usage(h.integrationId, []);
+      expect(usage).toMatchObject({ itemsThisMinute: 2, readsThisMinute: 1, quotaUsedToday: 0 });
+    });
+
+    it('validation errors (an out-of-range limit, two filters) answer 400 before any reservation', async () => {
+      await h.rebuild({ keyCacheMs: 0, itemsPerMinute: 3 });
+      for (let i = 0; i < 10; i++) {
+        expect(await answer('/v1/leads?limit=0', { headers: TEAM })).toBe('400 invalid_request');
+        expect(await answer('/v1/leads?board=b&stage=s', { headers: TEAM })).toBe('400 invalid_request');
+      }
+      expect((await h.access.usage(h.integrationId, [])).itemsThisMinute).toBe(0);
+    });
+
+    it('never-paged lists are charged their real item count: 150 members take 150 items, so the next request gets 429', async () => {
+      await h.rebuild({ keyCacheMs: 0, itemsPerMinute: 200 });
+      await h.store.write(async (tx) => {
+        for (let i = 0; i < 150; i++) {
+          const id = `mem_${String(i).padStart(4, '0')}`;
+          await tx.putRecord({
+            kind: 'member',
+            id,
+            team: 'team_a1',
+            lead: null,
+            board: null,
+            stage: null,
+            status: null,
+            email: null,
+            phone: null,
+            version: 1,
+            updatedAt: '2026-01-15T08:00:00.000Z',
+            json: JSON.stringify({ id, object: 'member' }),
+          });
+        }
+      });
+      const res = await h.inject('/v1/members', { headers: TEAM });
+      expect(res.statusCode).toBe(200);
+      expect(res.json().data).toHaveLength(150);
+      expect(await h.access.usage(h.integrationId, [])).toMatchObject({ itemsThisMinute: 150, quotaUsedToday: 150 });
+      expect(await answer('/v1/members', { headers: TEAM })).toMatch(/^429 rate_limited retry=\d+$/);
+    });
   });
 });

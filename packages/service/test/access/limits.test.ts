@@ -167,6 +167,28 @@ describeEachBackend('access control: lockouts, rate limit and quota (memory)', (
     expect(await outcome(access.reserve(principal, 'sync', 1, true))).toBe('ok');
   });
 
+  it('the daily quota is one atomic operation: two requests racing at the edge of the quota never both pass', async () => {
+    const access = make({ dailyItemQuota: 30 }) as AccessControl & {
+      usage(id: string, keys: string[]): Promise<{ quotaUsedToday: number }>;
+    };
+    const principal = await access.authenticate(req(key));
+    await (await access.reserve(principal, 'sync', 29, true)).settle(29);
+    for (let round = 0; round < 20; round++) {
+      const raced = await Promise.allSettled([
+        access.reserve(principal, 'sync', 25, true),
+        access.reserve(principal, 'sync', 25, true),
+      ]);
+      const passed = raced.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+      expect(passed).toHaveLength(1);
+      expect(raced.some((r) => r.status === 'rejected' && (r.reason as ApiError).code === 'quota_exceeded')).toBe(true);
+      await passed[0]?.settle(0);
+    }
+    // The page that crosses the quota passes while the count is under it, and may cross it by its limit.
+    await (await access.reserve(principal, 'sync', 25, true)).settle(25);
+    expect((await access.usage(integrationId, [])).quotaUsedToday).toBe(54);
+    expect(await outcome(access.reserve(principal, 'sync', 1, true))).toMatch(/^quota_exceeded \d+$/);
+  });
+
   it('utcDay keys the quota by UTC date and counts the ms to the next midnight', () => {
     expect(utcDay(Date.parse('2026-03-01T00:00:00.000Z'))).toEqual({ day: '2026-03-01', msToMidnight: 86_400_000 });
     expect(utcDay(Date.parse('2026-02-28T23:59:59.001Z'))).toEqual({ day: '2026-02-28', msToMidnight: 999 });

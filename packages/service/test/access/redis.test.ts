@@ -109,6 +109,22 @@ describe.skipIf(!REDIS_URL)(`limits shared through Redis${REDIS_URL ? '' : ' (sk
     expect(await outcome(b.authenticate(req(key, '203.0.113.60')))).toBe('rate_limited 600');
   });
 
+  it('the daily quota is one atomic operation: two processes racing at the edge of the quota never both pass', async () => {
+    const [a, b] = await two({ dailyItemQuota: 30 });
+    const principal = await a.authenticate(req(key));
+    await (await a.reserve(principal, 'sync', 29, true)).settle(29);
+    for (let round = 0; round < 20; round++) {
+      const raced = await Promise.allSettled([
+        a.reserve(principal, 'sync', 25, true),
+        b.reserve(principal, 'sync', 25, true),
+      ]);
+      const passed = raced.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+      expect(passed).toHaveLength(1);
+      await passed[0]?.settle(0);
+    }
+    expect((await b.usage(integrationId, [])).quotaUsedToday).toBe(29);
+  });
+
   it('the quota is shared and keyed by UTC day', async () => {
     const [a, b] = await two({ dailyItemQuota: 10 });
     const principal = await a.authenticate(req(key));

@@ -53,16 +53,32 @@ export interface RunningCli {
   base: string;
   /** Everything printed to standard output so far. */
   stdout(): string;
+  /** Everything printed to standard error so far. */
+  stderr(): string;
+  /** The process id. */
+  pid: number;
+  /** Resolves with the exit code (null when a signal ended it) once the process and its output have closed. */
+  exited: Promise<number | null>;
+  /** Resolves with the exit code as soon as the process itself has exited (before children that share its output). */
+  processExit: Promise<number | null>;
+  /** Closes this end of its standard output and error, as when whatever read them has gone. */
+  closeOutput(): void;
   /** Sends SIGTERM and resolves with the exit code. */
   stop(): Promise<number | null>;
 }
 
 /** Starts a long-running command (`serve`, `start`) and waits until it prints where it serves. */
-export function startCli(args: readonly string[], env: Record<string, string> = {}): Promise<RunningCli> {
-  const child: ChildProcess = spawn(process.execPath, [BIN, ...args], { cwd: REPO_ROOT, env: cleanEnv(env) });
+export function startCli(
+  args: readonly string[],
+  env: Record<string, string> = {},
+  /** In a process group of its own (its pid is the group's id), as a command started from a terminal. */
+  { detached = false } = {},
+): Promise<RunningCli> {
+  const child: ChildProcess = spawn(process.execPath, [BIN, ...args], { cwd: REPO_ROOT, env: cleanEnv(env), detached });
   let stdout = '';
   let stderr = '';
   const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  const processExit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return new Promise<RunningCli>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`not serving after 60 s: ${stderr}`)), 60_000);
     child.stderr?.on('data', (chunk) => {
@@ -77,6 +93,14 @@ export function startCli(args: readonly string[], env: Record<string, string> = 
         resolve({
           base: match[1]!,
           stdout: () => stdout,
+          stderr: () => stderr,
+          pid: child.pid as number,
+          exited,
+          processExit,
+          closeOutput: () => {
+            child.stdout?.destroy();
+            child.stderr?.destroy();
+          },
           stop: () => {
             child.kill('SIGTERM');
             return exited;

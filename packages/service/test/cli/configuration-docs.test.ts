@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_LIMITS } from '../../src/config.js';
+import { CONFIG_DOC_PATH, SETTINGS, type Setting, withGeneratedTables } from '../../src/settings.js';
 import { REPO_ROOT } from './cli.js';
 
 const read = (path: string) => readFileSync(join(REPO_ROOT, path), 'utf8');
@@ -13,33 +13,26 @@ function sources(dir: string): string[] {
   });
 }
 
-/** Environment variables the service's code reads: `process.env.X`, `env.X` and `X_ENV = 'X'` constants. */
-function variablesRead(): Set<string> {
-  const names = new Set<string>();
-  for (const file of sources(join(REPO_ROOT, 'packages/service/src'))) {
-    const text = readFileSync(file, 'utf8');
-    for (const match of text.matchAll(/\benv\.([A-Z][A-Z0-9_]+)|_ENV = '([A-Z][A-Z0-9_]+)'/g)) {
-      names.add((match[1] ?? match[2])!);
-    }
-  }
-  // Set by npm itself, not by an operator (documented in docs/configuration.md).
-  names.delete('INIT_CWD');
-  return names;
-}
+const variables = (Object.values(SETTINGS) as Setting[]).flatMap((s) => (s.env ? [s.env] : []));
 
-describe('configuration is documented', () => {
-  it('the README configuration table names every environment variable the service reads', () => {
-    const readme = read('README.md');
-    const table = readme.slice(readme.indexOf('## Configuration'), readme.indexOf('## Calling the API'));
-    const missing = [...variablesRead()].filter((name) => !table.includes(`\`${name}\``));
-    expect(missing).toEqual([]);
-    expect(variablesRead().size).toBeGreaterThanOrEqual(5);
+describe('configuration is one schema, and documented from it', () => {
+  it('no file of the service reads process.env except src/settings.ts', () => {
+    const readers = sources(join(REPO_ROOT, 'packages/service/src'))
+      .filter((file) => !file.endsWith('/src/settings.ts'))
+      .filter((file) => /process\.env\b(?!\s*[,)])/.test(readFileSync(file, 'utf8')));
+    expect(readers).toEqual([]);
   });
 
-  it('docs/configuration.md lists every limit with its default', () => {
-    const doc = read('docs/configuration.md');
-    for (const [name, value] of Object.entries(DEFAULT_LIMITS)) {
-      expect(doc).toContain(`| \`${name}\` | ${value}`);
-    }
+  it('the README configuration table names every environment variable of the schema', () => {
+    const readme = read('README.md');
+    const table = readme.slice(readme.indexOf('## Configuration'), readme.indexOf('## Calling the API'));
+    expect(variables.filter((name) => !table.includes(`\`${name}\``))).toEqual([]);
+    expect(variables.length).toBeGreaterThanOrEqual(8);
+  });
+
+  it('the tables of docs/configuration.md are the ones the schema generates (run scripts/generate-config-doc.ts)', () => {
+    const doc = read(CONFIG_DOC_PATH);
+    expect(doc).toBe(withGeneratedTables(doc));
+    for (const name of variables) expect(doc).toContain(`| \`${name}\` |`);
   });
 });

@@ -36,13 +36,13 @@ describeEachBackend('crm-export admin feed', (makeStore) => {
     await w.apply(newLead('lead_1'));
     w.clock.advance(10 * SECOND);
     const old = (await w.readAll()).cursor;
-    const result = await feedCommand('mark-restore');
+    const result = await feedCommand('mark-restore', '--yes');
     expect(result).toMatchObject({ markedRestore: true, previous: INITIAL_FEED_EPOCH });
     expect(result.epoch).toBe(await currentFeedEpoch(w.store));
     await expectApiError(w.read({ cursor: old }), 'resync_required');
     // A second restore (of a backup taken before the first one) also invalidates the cursors between.
     const between = (await w.readAll()).cursor;
-    await feedCommand('mark-restore');
+    await feedCommand('mark-restore', '--yes');
     await expectApiError(w.read({ cursor: between }), 'resync_required');
   });
 

@@ -1,6 +1,6 @@
 import { Compile } from 'typebox/compile';
 import { expect } from 'vitest';
-import { DOCS_URL } from '../../src/config.js';
+import { DEFAULT_DOCS_URL } from '../../src/config.js';
 import { Problem } from '../../src/schemas/envelope.js';
 
 const problem = Compile(Problem);
@@ -16,8 +16,8 @@ export function expectProblem(res: Res, status: number, code: string, param?: st
   expect(body).toMatchObject({
     status,
     code,
-    type: `${DOCS_URL}/errors#${code}`,
-    doc_url: `${DOCS_URL}/errors#${code}`,
+    type: `${DEFAULT_DOCS_URL}/errors#${code}`,
+    doc_url: `${DEFAULT_DOCS_URL}/errors#${code}`,
   });
   expect(body.request_id).toMatch(/^req_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   expect(res.headers['service-request-id']).toBe(body.request_id);

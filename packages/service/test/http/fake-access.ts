@@ -20,7 +20,7 @@ export interface FakeKey {
 
 export class FakeAccess implements AccessControl {
   readonly calls: string[] = [];
-  readonly settled: { rateClass: RateClass; items: number; quota: boolean; used: number }[] = [];
+  readonly settled: { rateClass: RateClass; items: number; quota: boolean; used: number; failed?: true }[] = [];
   /** Addresses the firewall answers 429 for. */
   readonly blockedIps = new Set<string>();
   /** Team -> refusal code for `checkTeam`. */
@@ -76,6 +76,10 @@ export class FakeAccess implements AccessControl {
     return {
       settle: async (used: number) => {
         this.settled.push({ rateClass, items, quota, used });
+        return [];
+      },
+      fail: async () => {
+        this.settled.push({ rateClass, items, quota, used: 0, failed: true });
       },
     };
   }

@@ -39,6 +39,12 @@ describe('firewall answers', () => {
     }
   });
 
+  it('the API reference paths get a plain 404 too: the reference is served on the operator listener only', async () => {
+    for (const url of ['/docs/', '/docs', '/docs/errors', '/docs/openapi.json', '/docs/errors#invalid_request']) {
+      expectPlain(await h.app.inject({ method: 'GET', url }), 404);
+    }
+  });
+
   it('a request with a body other than POST /v1/leads/search gets a plain 403', async () => {
     expectPlain(await h.app.inject({ method: 'GET', url: '/v1/leads', headers: auth(KEY_A), payload: '{"a":1}' }), 403);
     expectPlain(await h.app.inject({ method: 'POST', url: '/v1/me', headers: auth(KEY_A), payload: { a: 1 } }), 403);

@@ -46,7 +46,7 @@ export function service(id: string, teamId: string): BookingService {
     meeting_type: 'in_person',
   };
 }
-export function board(id: string, teamId: string, stages: string[]): Board {
+export function board(id: string, teamId: string, stages: [string, ...string[]]): Board {
   return {
     id,
     object: 'board',
@@ -55,7 +55,7 @@ export function board(id: string, teamId: string, stages: string[]): Board {
     name: `Board ${id}`,
     is_default: true,
     is_archived: false,
-    appointment_booked_stage: stages[0] ?? null,
+    appointment_booked_stage: stages[0],
     stages: stages.map((s, position) => ({
       object: 'stage',
       id: s,

@@ -92,7 +92,7 @@ describe('order of checks and the quota', () => {
   });
   afterAll(() => h.close());
 
-  it('runs firewall, switches, key, scope, team, then reserves and settles the items returned', async () => {
+  it('runs firewall, switches, key, scope, then reserves before the team check, and settles the items returned', async () => {
     h.access.calls.length = 0;
     h.access.settled.length = 0;
     const res = await h.app.inject({ method: 'GET', url: '/v1/leads?limit=40', headers: auth(KEY_A) });
@@ -102,8 +102,8 @@ describe('order of checks and the quota', () => {
       'switches:leads.list',
       'authenticate',
       'scope:crm:read',
-      `team:${TEAM_A}`,
       'reserve:sync:40:true',
+      `team:${TEAM_A}`,
     ]);
     expect(h.access.settled).toEqual([{ rateClass: 'sync', items: 40, quota: true, used: 1 }]);
   });

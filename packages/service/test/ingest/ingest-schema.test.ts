@@ -27,4 +27,19 @@ describe('docs/ingest.schema.json', () => {
     for (const event of VALID_EVENTS) expect(check.Check(event)).toBe(true);
     expect(check.Check({ type: 'lead.teleported', at: '2026-01-10T09:00:00Z' })).toBe(false);
   });
+
+  it('accepts the date-times docs/ingest.md promises for at (+0200 offsets, times without seconds) and refuses a leap second or a time without an offset', () => {
+    const { $schema: _dialect, $comment: _comment, $id: _id, ...schema } = committed;
+    const check = Compile(schema as never);
+    const event = (at: string) => ({ type: 'member.left', at, member: 'mem_a' });
+    for (const at of [
+      '2026-01-10T09:00:00Z',
+      '2026-01-10T11:00:00+0200',
+      '2026-01-10T11:00+02:00',
+      '2026-01-10T11:00+02',
+    ])
+      expect(check.Check(event(at)), at).toBe(true);
+    for (const at of ['2016-12-31T23:59:60Z', '2026-01-10T09:00:00', '2026-01-10T24:00Z'])
+      expect(check.Check(event(at)), at).toBe(false);
+  });
 });

@@ -53,12 +53,18 @@ describePg(title('PostgreSQL store shared by several processes'), () => {
     const gate = new Promise<void>((r) => {
       release = r;
     });
+    let locked!: () => void;
+    const holdsLock = new Promise<void>((r) => {
+      locked = r;
+    });
     const first = store.write(async (tx) => {
       const pos = await tx.appendFeed(entry('t', 'lead_first'));
+      locked();
       await gate;
       return pos;
     });
-    await sleep(50);
+    // The first writer holds the team's feed head before the second starts, however slow the machine.
+    await holdsLock;
     let secondDone = false;
     const second = other()
       .write((tx) => tx.appendFeed(entry('t', 'lead_second')))
@@ -83,12 +89,17 @@ describePg(title('PostgreSQL store shared by several processes'), () => {
     const gate = new Promise<void>((r) => {
       release = r;
     });
+    let locked!: () => void;
+    const holdsLock = new Promise<void>((r) => {
+      locked = r;
+    });
     const failing = store.write(async (tx) => {
       await tx.appendFeed(entry('t', 'lead_lost'));
+      locked();
       await gate;
       throw new Error('rolled back');
     });
-    await sleep(50);
+    await holdsLock;
     const next = other().write((tx) => tx.appendFeed(entry('t', 'lead_kept')));
     await sleep(100);
     release();
@@ -136,11 +147,16 @@ describePg(title('PostgreSQL store shared by several processes'), () => {
     const gate = new Promise<void>((r) => {
       release = r;
     });
+    let locked!: () => void;
+    const holdsLock = new Promise<void>((r) => {
+      locked = r;
+    });
     const holder = store.write(async (tx) => {
       await tx.appendFeed(entry('t', 'lead_holder'));
+      locked();
       await gate;
     });
-    await sleep(50);
+    await holdsLock;
     const impatient = other({ statementTimeoutMs: 200 });
     const started = Date.now();
     await expect(impatient.write((tx) => tx.appendFeed(entry('t', 'lead_waiter')))).rejects.toMatchObject({

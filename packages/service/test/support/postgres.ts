@@ -38,14 +38,18 @@ class TestPostgresStore extends PostgresStore {
   }
 }
 
-/** A migrated store in a new schema of `url`'s database; `close()` drops the schema and ends the pool. */
+/**
+ * A migrated store in a new schema of `url`'s database; `close()` drops the schema and ends the pool. Its
+ * connections carry the schema's name as `application_name` unless told otherwise, so a test can find (and
+ * terminate) its own backends and no others.
+ */
 export async function makeTestPostgresStore(
   url: string,
   options: Omit<PostgresStoreOptions, 'url' | 'schema'> = {},
 ): Promise<PostgresStore> {
   const schema = uniqueSchema();
   await adminQuery(url, `CREATE SCHEMA ${schema}`);
-  const store = new TestPostgresStore({ ...options, url, schema });
+  const store = new TestPostgresStore({ applicationName: schema, ...options, url, schema });
   try {
     await store.migrate();
   } catch (err) {

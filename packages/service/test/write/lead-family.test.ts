@@ -41,11 +41,12 @@ describeEachBackend('write side: merge and transfer', (makeStore) => {
       email_opt_out: true,
       // The earliest opt-out wins.
       email_opt_out_at: AT,
-      whatsapp_consent: true,
+      // A consent merged with no answer is no consent: a merge never gains a permission.
+      whatsapp_consent: null,
       provenance: { do_not_contact: null, email_opt_out: null, whatsapp_consent: null },
     });
     await w.apply({ type: 'lead.merged', at: LATER, kept: 'lead_K', duplicate: 'lead_E' });
-    // A refusal beats a consent, and a consent beats no answer.
+    // A refusal beats everything.
     expect((await w.record('lead', 'lead_K'))?.contact_permissions.whatsapp_consent).toBe(false);
   });
 

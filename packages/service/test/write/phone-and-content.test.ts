@@ -109,3 +109,33 @@ describe('write side: content is never stored', () => {
     for (const secret of secrets) expect(bytes.includes(secret), secret).toBe(false);
   });
 });
+
+describe('write side: erased means unrecoverable from live storage (SQLite)', () => {
+  let dir: string | undefined;
+  afterEach(() => dir && rmSync(dir, { recursive: true, force: true }));
+
+  it("after a lead is erased, its email and phone are not in the database file's or the WAL file's bytes", async () => {
+    dir = mkdtempSync(join(tmpdir(), 'crm-erase-'));
+    const path = join(dir, 'crm.db');
+    const personal = ['erase-me-7q2x@example.org', '+4915127483916', 'Zebulonia-Erasure'];
+    const store = new SqliteStore({ path });
+    await store.migrate();
+    const w = await world(async () => store);
+    // Versions that put the data in several rows, feed bodies and index entries.
+    await w.apply(
+      newLead('lead_E', { name: personal[2], email: personal[0], phone: '+49 151 27483916', assignees: [] }),
+      { type: 'lead.updated', at: T0, lead: 'lead_E', company: 'Erasure GmbH' },
+      { type: 'lead.status_set', at: T0, lead: 'lead_E', status: 'contacted', actor: 'human' },
+      newLead('lead_Keep', { name: 'Kept', email: 'kept@example.org' }),
+    );
+    // Scanned while the store is open: closing checkpoints and deletes the WAL, which would hide it.
+    const files = () => ['', '-wal'].map((suffix) => readFileSync(path + suffix).toString('latin1')).join('\n');
+    const before = files();
+    for (const value of personal) expect(before.includes(value), `${value} before`).toBe(true);
+    await w.apply({ type: 'lead.erased', at: T0, lead: 'lead_E' });
+    const after = files();
+    expect(after).toContain('kept@example.org');
+    for (const value of personal) expect(after.includes(value), `${value} after erasure`).toBe(false);
+    await store.close();
+  });
+});

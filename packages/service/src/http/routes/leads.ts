@@ -1,9 +1,9 @@
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import { ApiError } from '../../errors/catalogue.js';
-import { LeadsQuery, NoQuery, PageQuery, PathId, SearchBody } from '../../schemas/params.js';
+import { DEFAULT_PAGE_SIZE, LeadsQuery, NoQuery, PageQuery, PathId, SearchBody } from '../../schemas/params.js';
 import { Activity, Lead, LeadDetail } from '../../schemas/records.js';
 import type { App, HttpDeps } from '../context.js';
-import { headerTeam, listJson, principalOf, withReservation } from '../context.js';
+import { answered, headerTeam, listJson, principalOf } from '../context.js';
 import { type CursorScope, decodeListCursor, encodeListCursor } from '../cursor.js';
 import { readableRecord, readPage } from '../listing.js';
 import { listOf, responses, secured } from '../openapi.js';
@@ -11,7 +11,6 @@ import { strictValidatorCompiler } from '../strict-validator.js';
 import { registerPagedList, singleFilter } from './paged-list.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
-const DEFAULT_LIMIT = 25;
 const LEAD_FILTERS = ['board', 'stage', 'status'] as const;
 
 /** GET /v1/leads, /v1/leads/{id}, /v1/leads/{id}/activities and POST /v1/leads/search. */
@@ -36,7 +35,14 @@ export function registerLeadRoutes(app: App, deps: HttpDeps): void {
   app.get(
     '/v1/leads/:id',
     {
-      config: { endpoint: { endpoint: 'leads.get', auth: true, scope: 'crm:read' } },
+      config: {
+        endpoint: {
+          endpoint: 'leads.get',
+          auth: true,
+          scope: 'crm:read',
+          charge: { rateClass: 'read', quota: false, items: 1 },
+        },
+      },
       schema: {
         summary: 'One lead with its attribution and response facets',
         params: PathId('lead'),
@@ -50,7 +56,7 @@ export function registerLeadRoutes(app: App, deps: HttpDeps): void {
       const { id } = request.params;
       const lead = await readableRecord(store, 'lead', id, principal.teams);
       await access.checkTeam(principal, lead.team);
-      const json = await withReservation(access, principal, 'read', 1, false, async () => {
+      const json = await answered(request, async () => {
         const [attribution, response] = await Promise.all([
           store.getRecord('lead_attribution', id),
           store.getRecord('lead_response', id),
@@ -66,12 +72,19 @@ export function registerLeadRoutes(app: App, deps: HttpDeps): void {
   app.get(
     '/v1/leads/:id/activities',
     {
-      config: { endpoint: { endpoint: 'leads.activities', auth: true, scope: 'crm:read' } },
+      config: {
+        endpoint: {
+          endpoint: 'leads.activities',
+          auth: true,
+          scope: 'crm:read',
+          charge: { rateClass: 'sync', quota: true, items: 'limit' },
+        },
+      },
       schema: {
         summary: 'Activities of one lead, oldest first',
         params: PathId('lead'),
         querystring: PageQuery,
-        response: responses(listOf(Activity, 'ActivityList')),
+        response: responses(listOf(Activity, 'ActivityList'), true),
         ...secured(false),
       },
     },
@@ -80,10 +93,10 @@ export function registerLeadRoutes(app: App, deps: HttpDeps): void {
       const { id } = request.params;
       const lead = await readableRecord(store, 'lead', id, principal.teams);
       await access.checkTeam(principal, lead.team);
-      const limit = request.query.limit ?? DEFAULT_LIMIT;
+      const limit = request.query.limit ?? DEFAULT_PAGE_SIZE;
       const scope: CursorScope = { endpoint: 'leads.activities', team: lead.team, filter: `lead=${id}` };
       const after = request.query.cursor ? decodeListCursor(cursors, scope, request.query.cursor).seq : 0;
-      const json = await withReservation(access, principal, 'sync', limit, true, async () => {
+      const json = await answered(request, async () => {
         const page = await readPage(store, lead.team, 'activity', { by: 'lead', value: id }, after, limit);
         const last = page.rows[page.rows.length - 1];
         const next = page.hasMore && last ? encodeListCursor(cursors, scope, { seq: last.seq, id: '' }) : null;
@@ -103,32 +116,42 @@ export function registerLeadRoutes(app: App, deps: HttpDeps): void {
   app.post(
     '/v1/leads/search',
     {
-      config: { endpoint: { endpoint: 'leads.search', auth: true, scope: 'crm:read' } },
+      config: {
+        endpoint: {
+          endpoint: 'leads.search',
+          auth: true,
+          scope: 'crm:read',
+          charge: { rateClass: 'sync', quota: false, items: 'limit' },
+          checkParams: (request) => {
+            const body = request.body as { email?: string; phone?: string };
+            if (body.email === undefined && body.phone === undefined) throw new ApiError('invalid_request', 'email');
+          },
+        },
+      },
       validatorCompiler: strictValidatorCompiler,
       schema: {
         summary: 'Leads matching an email (case-insensitive) or an E.164 phone; either matches',
         querystring: NoQuery,
         body: SearchBody,
-        response: responses(listOf(Lead, 'LeadSearchList')),
+        response: responses(listOf(Lead, 'LeadSearchList'), true),
         ...secured(true),
       },
     },
     async (request, reply) => {
       const principal = principalOf(request);
       const body = request.body;
-      if (body.email === undefined && body.phone === undefined) throw new ApiError('invalid_request', 'email');
       const team = headerTeam(request, principal);
       await access.checkTeam(principal, team);
       const email = body.email?.trim().toLowerCase() || undefined;
       const phone = body.phone === undefined ? undefined : normalisePhone(body.phone);
-      const limit = body.limit ?? DEFAULT_LIMIT;
+      const limit = body.limit ?? DEFAULT_PAGE_SIZE;
       const scope: CursorScope = {
         endpoint: 'leads.search',
         team,
         filter: `email=${email ?? ''}\u0000phone=${phone ?? ''}`,
       };
       const after = body.cursor ? decodeListCursor(cursors, scope, body.cursor).seq : 0;
-      const json = await withReservation(access, principal, 'sync', limit, false, async () => {
+      const json = await answered(request, async () => {
         // A phone that does not validate matches nothing; with an email too, the email still matches.
         if (email === undefined && phone === undefined) return { json: listJson([], false, null), items: 0 };
         const rows = await store.searchLeads({

@@ -1,8 +1,9 @@
 import { SCOPES } from '../../schemas/enums.js';
 import { NoQuery } from '../../schemas/params.js';
 import { Health, Integration } from '../../schemas/records.js';
+import { StoreUnavailableError } from '../../store/unavailable.js';
 import type { App, HttpDeps } from '../context.js';
-import { principalOf, withReservation } from '../context.js';
+import { answered, principalOf } from '../context.js';
 import { responses, secured } from '../openapi.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -13,7 +14,9 @@ export function registerMetaRoutes(app: App, deps: HttpDeps): void {
   app.get(
     '/v1/me',
     {
-      config: { endpoint: { endpoint: 'me', auth: true, scope: null } },
+      config: {
+        endpoint: { endpoint: 'me', auth: true, scope: null, charge: { rateClass: 'read', quota: false, items: 1 } },
+      },
       schema: {
         summary: 'The integration of the key',
         querystring: NoQuery,
@@ -23,7 +26,7 @@ export function registerMetaRoutes(app: App, deps: HttpDeps): void {
     },
     async (request, reply) => {
       const principal = principalOf(request);
-      const json = await withReservation(deps.access, principal, 'read', 1, false, async () => ({
+      const json = await answered(request, async () => ({
         items: 0,
         // A handful of fields from the principal, not a stored record: stringify is cheap here.
         json: JSON.stringify({
@@ -47,7 +50,14 @@ export function registerMetaRoutes(app: App, deps: HttpDeps): void {
       schema: { summary: 'Availability (no key)', querystring: NoQuery, response: responses(Health), security: [] },
     },
     async (_request, reply) => {
-      await deps.store.ping();
+      try {
+        await deps.store.ping();
+      } catch (error) {
+        // Health asks one thing, whether the database answers: any failure of the ping is a 503.
+        throw error instanceof StoreUnavailableError
+          ? error
+          : new StoreUnavailableError('not_ready', undefined, { cause: error });
+      }
       return reply.header('content-type', JSON_TYPE).header('service-release', deps.release).send(HEALTH_JSON);
     },
   );

@@ -1,20 +1,21 @@
 import type { FastifyRequest } from 'fastify';
 import type { TSchema } from 'typebox';
+import type { EndpointName } from '../../access/endpoints.js';
 import { ApiError } from '../../errors/catalogue.js';
 import type { RecordKind, Scope } from '../../schemas/enums.js';
+import { DEFAULT_PAGE_SIZE } from '../../schemas/params.js';
 import type { ListFilter } from '../../store/store.js';
 import type { App, HttpDeps } from '../context.js';
-import { headerTeam, listJson, principalOf, withReservation } from '../context.js';
+import { answered, headerTeam, listJson, principalOf } from '../context.js';
 import { type CursorScope, decodeListCursor, encodeListCursor } from '../cursor.js';
 import { idOf, readPage } from '../listing.js';
 import { listOf, responses, secured } from '../openapi.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
-const DEFAULT_LIMIT = 25;
 
 export interface PagedListSpec {
   url: string;
-  endpoint: string;
+  endpoint: EndpointName;
   kind: RecordKind;
   scope: Scope;
   item: TSchema;
@@ -38,11 +39,22 @@ export function registerPagedList(app: App, deps: HttpDeps, spec: PagedListSpec)
   app.get(
     spec.url,
     {
-      config: { endpoint: { endpoint: spec.endpoint, auth: true, scope: spec.scope } },
+      config: {
+        endpoint: {
+          endpoint: spec.endpoint,
+          auth: true,
+          scope: spec.scope,
+          charge: { rateClass: 'sync', quota: true, items: 'limit' },
+          // A forbidden filter combination answers 400 before the charge, like any other bad parameter.
+          checkParams: (request) => {
+            spec.filterOf(request.query as Record<string, unknown>);
+          },
+        },
+      },
       schema: {
         summary: spec.summary,
         querystring: spec.querystring,
-        response: responses(listOf(spec.item, spec.listId)),
+        response: responses(listOf(spec.item, spec.listId), true),
         ...secured(true),
       },
     },
@@ -52,7 +64,7 @@ export function registerPagedList(app: App, deps: HttpDeps, spec: PagedListSpec)
       const filter = spec.filterOf(query);
       const team = headerTeam(request, principal);
       await access.checkTeam(principal, team);
-      const limit = (query.limit as number | undefined) ?? DEFAULT_LIMIT;
+      const limit = (query.limit as number | undefined) ?? DEFAULT_PAGE_SIZE;
       const scope: CursorScope = { endpoint: spec.endpoint, team, filter: filterKey(filter) };
       let after = 0;
       if (typeof query.cursor === 'string') {
@@ -61,7 +73,7 @@ export function registerPagedList(app: App, deps: HttpDeps, spec: PagedListSpec)
         after = position.seq;
       }
       const cacheKey = `${spec.endpoint}\u0000${scope.team}\u0000${scope.filter}\u0000${after}\u0000${limit}`;
-      const body = await withReservation(access, principal, 'sync', limit, true, async () => {
+      const body = await answered(request, async () => {
         // The head first, then the rows (see page-cache.ts for why this order makes the cache exact).
         const head = pages.enabled ? await store.feedHead(team) : 0;
         const cached = pages.enabled ? pages.get(cacheKey, head) : undefined;

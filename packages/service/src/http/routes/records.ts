@@ -1,10 +1,11 @@
 import type { TSchema } from 'typebox';
+import type { EndpointName } from '../../access/endpoints.js';
 import { ApiError } from '../../errors/catalogue.js';
 import type { IdPrefixed, RecordKind, Scope } from '../../schemas/enums.js';
 import { ByLeadQuery, NoQuery, PageQuery, PathId } from '../../schemas/params.js';
 import { Board, Booking, Call, Conversation } from '../../schemas/records.js';
 import type { App, HttpDeps } from '../context.js';
-import { principalOf, withReservation } from '../context.js';
+import { answered, principalOf } from '../context.js';
 import { readableRecord } from '../listing.js';
 import { responses, secured } from '../openapi.js';
 import { registerPagedList } from './paged-list.js';
@@ -96,7 +97,7 @@ function registerSingle(
   app: App,
   deps: HttpDeps,
   url: string,
-  endpoint: string,
+  endpoint: EndpointName,
   kind: RecordKind,
   prefix: IdPrefixed,
   scope: Scope,
@@ -107,7 +108,7 @@ function registerSingle(
   app.get(
     url,
     {
-      config: { endpoint: { endpoint, auth: true, scope } },
+      config: { endpoint: { endpoint, auth: true, scope, charge: { rateClass: 'read', quota: false, items: 1 } } },
       schema: { summary, params: PathId(prefix), querystring: NoQuery, response: responses(item), ...secured(false) },
     },
     async (request, reply) => {
@@ -115,7 +116,7 @@ function registerSingle(
       const { id } = request.params as { id: string };
       const record = await readableRecord(store, kind, id, principal.teams);
       await access.checkTeam(principal, record.team);
-      const json = await withReservation(access, principal, 'read', 1, false, async () => ({
+      const json = await answered(request, async () => ({
         json: record.json,
         items: 0,
       }));

@@ -1,8 +1,9 @@
+import type { EndpointName } from '../../access/endpoints.js';
 import type { RecordKind, Scope } from '../../schemas/enums.js';
 import { NoQuery, PathId } from '../../schemas/params.js';
 import { BookingService, Member, Team } from '../../schemas/records.js';
 import type { App, HttpDeps } from '../context.js';
-import { headerTeam, listJson, principalOf, withReservation } from '../context.js';
+import { answered, headerTeam, listJson, principalOf } from '../context.js';
 import { NEVER_PAGED_RESERVATION, readAll, readableRecord } from '../listing.js';
 import { listOf, responses, secured } from '../openapi.js';
 
@@ -15,17 +16,24 @@ export function registerTeamRoutes(app: App, deps: HttpDeps): void {
   app.get(
     '/v1/teams',
     {
-      config: { endpoint: { endpoint: 'teams.list', auth: true, scope: 'teams:read' } },
+      config: {
+        endpoint: {
+          endpoint: 'teams.list',
+          auth: true,
+          scope: 'teams:read',
+          charge: { rateClass: 'sync', quota: true, items: NEVER_PAGED_RESERVATION },
+        },
+      },
       schema: {
         summary: 'Every team the key reads (never paged)',
         querystring: NoQuery,
-        response: responses(listOf(Team, 'TeamList')),
+        response: responses(listOf(Team, 'TeamList'), true),
         ...secured(false),
       },
     },
     async (request, reply) => {
       const principal = principalOf(request);
-      const json = await withReservation(access, principal, 'sync', NEVER_PAGED_RESERVATION, true, async () => {
+      const json = await answered(request, async () => {
         const records = await store.getRecords('team', principal.teams);
         const byId = new Map(records.map((r) => [r.id, r.json]));
         const items: string[] = [];
@@ -42,7 +50,14 @@ export function registerTeamRoutes(app: App, deps: HttpDeps): void {
   app.get(
     '/v1/teams/:id',
     {
-      config: { endpoint: { endpoint: 'teams.get', auth: true, scope: 'teams:read' } },
+      config: {
+        endpoint: {
+          endpoint: 'teams.get',
+          auth: true,
+          scope: 'teams:read',
+          charge: { rateClass: 'read', quota: false, items: 1 },
+        },
+      },
       schema: {
         summary: 'One team the key reads',
         params: PathId('team'),
@@ -55,7 +70,7 @@ export function registerTeamRoutes(app: App, deps: HttpDeps): void {
       const principal = principalOf(request);
       const record = await readableRecord(store, 'team', request.params.id, principal.teams);
       await access.checkTeam(principal, record.team);
-      const json = await withReservation(access, principal, 'read', 1, false, async () => ({
+      const json = await answered(request, async () => ({
         json: record.json,
         items: 0,
       }));
@@ -65,7 +80,7 @@ export function registerTeamRoutes(app: App, deps: HttpDeps): void {
 
   const wholeTeamList = (
     url: string,
-    endpoint: string,
+    endpoint: EndpointName,
     kind: RecordKind,
     scope: Scope,
     item: typeof Member | typeof BookingService,
@@ -75,14 +90,21 @@ export function registerTeamRoutes(app: App, deps: HttpDeps): void {
     app.get(
       url,
       {
-        config: { endpoint: { endpoint, auth: true, scope } },
-        schema: { summary, querystring: NoQuery, response: responses(listOf(item, listId)), ...secured(true) },
+        config: {
+          endpoint: {
+            endpoint,
+            auth: true,
+            scope,
+            charge: { rateClass: 'sync', quota: true, items: NEVER_PAGED_RESERVATION },
+          },
+        },
+        schema: { summary, querystring: NoQuery, response: responses(listOf(item, listId), true), ...secured(true) },
       },
       async (request, reply) => {
         const principal = principalOf(request);
         const team = headerTeam(request, principal);
         await access.checkTeam(principal, team);
-        const json = await withReservation(access, principal, 'sync', NEVER_PAGED_RESERVATION, true, async () => {
+        const json = await answered(request, async () => {
           const items = await readAll(store, team, kind);
           return { json: listJson(items, false, null), items: items.length };
         });

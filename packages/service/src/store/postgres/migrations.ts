@@ -68,4 +68,33 @@ const v1: Migration = {
   },
 };
 
-export const POSTGRES_MIGRATIONS: Record<string, Migration> = { '0001_initial': v1 };
+// Retention deletes expired removals in batches, oldest first: this index finds them without walking the
+// live entries (most of the feed) that feed_recorded would pass over on every batch. Small (removals only).
+const v2: Migration = {
+  async up(db: Kysely<unknown>) {
+    await sql`CREATE INDEX feed_removals ON feed (recorded_at) WHERE removed IS NOT NULL`.execute(db);
+  },
+};
+
+// The operators' audit trail (`crm-export admin audit list`): ids and settings only, never a key or personal
+// data. `target` holds the ids comma separated; `details` is JSON. Never trimmed by the service.
+const v3: Migration = {
+  async up(db: Kysely<unknown>) {
+    await sql`CREATE TABLE audit (
+      seq bigserial PRIMARY KEY,
+      at text NOT NULL,
+      actor text NOT NULL,
+      action text NOT NULL,
+      target text NOT NULL,
+      outcome text NOT NULL,
+      details text NOT NULL
+    )`.execute(db);
+    await sql`CREATE INDEX audit_at ON audit (at)`.execute(db);
+  },
+};
+
+export const POSTGRES_MIGRATIONS: Record<string, Migration> = {
+  '0001_initial': v1,
+  '0002_feed_removals': v2,
+  '0003_audit': v3,
+};

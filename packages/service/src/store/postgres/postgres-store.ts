@@ -1,18 +1,28 @@
 import { Kysely, type MigrationProvider, Migrator, PostgresDialect, sql } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import type { RecordKind } from '../../schemas/enums.js';
+import { auditColumns, toAuditEntry } from '../audit-rows.js';
 import type {
+  AuditEntry,
+  AuditQuery,
   Entity,
   EntityKind,
+  ErasedRecord,
   FeedRow,
   ListQuery,
   PageRow,
+  PoolUsage,
   SearchQuery,
   Store,
   StoredRecord,
+  TrimBatch,
+  TrimOptions,
   WriteTx,
 } from '../store.js';
+import { TRIM_BATCH_ROWS } from '../store.js';
+import { StoreUnavailableError } from '../unavailable.js';
 import { POSTGRES_MIGRATIONS } from './migrations.js';
+import { ClassifiedPool, listenedPool } from './pool.js';
 import { type Db, entitiesQuery, postgresWriteTx, rows, upsertMeta } from './postgres-write-tx.js';
 import { toEntity, toFeedRow, toPageRow, toStored } from './rows.js';
 import { SchemaPostgresDialect } from './schema-introspector.js';
@@ -26,9 +36,22 @@ export interface PostgresStoreOptions {
   poolSize?: number;
   /** Per-statement limit, ms, set on every connection (lock waits included). Default 15 s. */
   statementTimeoutMs?: number;
+  /**
+   * Longest wait, ms, for a pooled connection: a free one, or a new one to open. Default 10 s. Past it the
+   * call fails as unavailable (503), so an exhausted pool or an unreachable server never holds a request.
+   */
+  connectTimeoutMs?: number;
+  /** `application_name` of every connection (pg_stat_activity names the service by it). Default `crm-export`. */
+  applicationName?: string;
 }
 
-const DEFAULTS = { schema: 'public', poolSize: 10, statementTimeoutMs: 15_000 } as const;
+const DEFAULTS = {
+  schema: 'public',
+  poolSize: 10,
+  statementTimeoutMs: 15_000,
+  connectTimeoutMs: 10_000,
+  applicationName: 'crm-export',
+} as const;
 const IDLE_IN_TRANSACTION_MS = 60_000;
 /** A plain identifier, so it can go into the connection `options` and DDL unquoted. */
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -49,31 +72,42 @@ export class PostgresStore implements Store {
   readonly backend = 'postgres' as const;
   readonly schema: string;
   private readonly url: string;
-  private readonly db: Db;
+  private readonly applicationName: string;
+  private readonly connectTimeoutMs: number;
+  private readonly kysely: Db;
+  private readonly pool: pg.Pool;
   private closing: Promise<void> | undefined;
 
   constructor(options: PostgresStoreOptions) {
     this.url = options.url;
     this.schema = options.schema ?? DEFAULTS.schema;
     if (!SCHEMA_NAME.test(this.schema)) throw new Error('PostgreSQL schema must be a lower-case identifier');
+    this.applicationName = options.applicationName ?? DEFAULTS.applicationName;
+    this.connectTimeoutMs = options.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs;
     const statementTimeoutMs = options.statementTimeoutMs ?? DEFAULTS.statementTimeoutMs;
-    const pool = this.newPool(options.poolSize ?? DEFAULTS.poolSize, statementTimeoutMs);
-    this.db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) });
+    this.pool = this.newPool(options.poolSize ?? DEFAULTS.poolSize, statementTimeoutMs);
+    const pool = new ClassifiedPool(this.pool);
+    this.kysely = new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) });
+  }
+
+  /** The query builder; once the store is closed every call fails as unavailable (`closed`). */
+  private get db(): Db {
+    if (this.closing) throw new StoreUnavailableError('closed');
+    return this.kysely;
   }
 
   private newPool(max: number, statementTimeoutMs: number): pg.Pool {
-    const pool = new pg.Pool({
+    // Every client carries an error listener for its whole life (pool.ts): a connection lost under a
+    // query fails that query only, and the pool opens a new connection for the next one.
+    return listenedPool({
       connectionString: this.url,
       max,
-      connectionTimeoutMillis: 10_000,
+      connectionTimeoutMillis: this.connectTimeoutMs,
+      application_name: this.applicationName,
       // A process that hangs inside a transaction would hold its team's feed head lock: end such a
       // session after a minute so the team's other writers can go on.
       options: `-c search_path=${this.schema} -c statement_timeout=${statementTimeoutMs} -c idle_in_transaction_session_timeout=${IDLE_IN_TRANSACTION_MS}`,
     });
-    // A dropped idle connection is removed from the pool and the next query opens a new one; without
-    // a listener the 'error' event would end the process.
-    pool.on('error', () => undefined);
-    return pool;
   }
 
   async migrate(): Promise<void> {
@@ -117,6 +151,19 @@ export class PostgresStore implements Store {
 
   async findEntities<S>(kind: EntityKind, by: { team?: string; parent?: string }): Promise<Entity<S>[]> {
     return (await rows(this.db, entitiesQuery(kind, by, false))).map((r) => toEntity<S>(r) as Entity<S>);
+  }
+
+  async erasedRecords(): Promise<ErasedRecord[]> {
+    const found = await rows(
+      this.db,
+      sql`SELECT kind, id, team, updated_at FROM records WHERE removed = 'erased' ORDER BY updated_at, kind, id`,
+    );
+    return found.map((r) => ({
+      kind: r.kind as RecordKind,
+      id: r.id as string,
+      team: r.team as string,
+      erasedAt: String(r.updated_at),
+    }));
   }
 
   async getRecord(kind: RecordKind, id: string): Promise<StoredRecord | undefined> {
@@ -170,16 +217,48 @@ export class PostgresStore implements Store {
     return row ? Number(row.last_pos) : 0;
   }
 
-  async trimFeed(removalsBefore: number, supersededBefore: number): Promise<number> {
-    return this.transact(async (trx) => {
-      const a = await sql`DELETE FROM feed WHERE removed IS NOT NULL AND recorded_at < ${removalsBefore}`.execute(trx);
-      const b = await sql`DELETE FROM feed WHERE removed IS NULL AND EXISTS (
-          SELECT 1 FROM feed newer WHERE newer.kind = feed.kind AND newer.id = feed.id
-          AND newer.pos > feed.pos AND newer.team = feed.team AND newer.recorded_at < ${supersededBefore})`.execute(
-        trx,
+  async trimFeed(removalsBefore: number, supersededBefore: number, options: TrimOptions = {}): Promise<number> {
+    // Batches of one statement each (its own short transaction): no lock or snapshot is held across the feed.
+    const size = options.batchSize ?? TRIM_BATCH_ROWS;
+    let dropped = 0;
+    const report = (rule: TrimBatch['rule'], examined: number, deleted: number) => {
+      dropped += deleted;
+      options.onBatch?.({ rule, examined, deleted });
+      return examined === size && !options.signal?.aborted;
+    };
+    // Expired removals, oldest first, through the partial index feed_removals. Rows are chosen by ctid (a TID
+    // scan): joining on the key let the planner pick a scan of the whole table for a batch of 1,000.
+    for (;;) {
+      const result = await sql`DELETE FROM feed WHERE ctid = ANY(ARRAY(
+          SELECT ctid FROM feed WHERE removed IS NOT NULL AND recorded_at < ${removalsBefore}
+          ORDER BY recorded_at LIMIT ${size}))`.execute(this.db);
+      const deleted = Number(result.numAffectedRows ?? 0n);
+      if (!report('removals', deleted, deleted)) break;
+    }
+    if (options.signal?.aborted) return dropped;
+    // Superseded entries: a window of `size` rows in primary-key order, each checked against the newer
+    // entries of its record (index feed_record); the next window starts after this one's last row.
+    let after: { team: string; pos: number } = { team: '', pos: 0 };
+    for (;;) {
+      const [row] = await rows(
+        this.db,
+        sql`WITH w AS (
+            SELECT ctid, team, pos FROM feed WHERE (team, pos) > (${after.team}, ${after.pos})
+            ORDER BY team, pos LIMIT ${size}
+          ), d AS (
+            DELETE FROM feed WHERE ctid = ANY(ARRAY(SELECT ctid FROM w)) AND removed IS NULL
+            AND EXISTS (SELECT 1 FROM feed newer WHERE newer.kind = feed.kind AND newer.id = feed.id
+              AND newer.pos > feed.pos AND newer.team = feed.team AND newer.recorded_at < ${supersededBefore})
+            RETURNING 1
+          ), last AS (SELECT team, pos FROM w ORDER BY team DESC, pos DESC LIMIT 1)
+          SELECT (SELECT count(*) FROM w) AS examined, (SELECT count(*) FROM d) AS deleted,
+            (SELECT team FROM last) AS team, (SELECT pos FROM last) AS pos`,
       );
-      return Number(a.numAffectedRows ?? 0n) + Number(b.numAffectedRows ?? 0n);
-    });
+      const examined = Number(row?.examined ?? 0);
+      if (examined > 0) after = { team: row?.team as string, pos: Number(row?.pos) };
+      if (!report('superseded', examined, Number(row?.deleted ?? 0))) break;
+    }
+    return dropped;
   }
 
   async getMeta(key: string): Promise<string | undefined> {
@@ -191,12 +270,57 @@ export class PostgresStore implements Store {
     await upsertMeta(this.db, key, value);
   }
 
+  async appendAudit(entry: AuditEntry): Promise<void> {
+    const [at, actor, action, target, outcome, details] = auditColumns(entry);
+    await sql`INSERT INTO audit (at, actor, action, target, outcome, details)
+      VALUES (${at}, ${actor}, ${action}, ${target}, ${outcome}, ${details})`.execute(this.db);
+  }
+
+  async listAudit(query: AuditQuery): Promise<AuditEntry[]> {
+    const where = [sql`true`];
+    if (query.since !== undefined) where.push(sql`at >= ${query.since}`);
+    if (query.until !== undefined) where.push(sql`at < ${query.until}`);
+    const { action, target } = query;
+    if (action !== undefined)
+      where.push(sql`(action = ${action} OR substr(action, 1, length(${action}) + 1) = ${action} || '.')`);
+    if (query.actor !== undefined) where.push(sql`actor = ${query.actor}`);
+    if (target !== undefined) where.push(sql`strpos(',' || target || ',', ',' || ${target} || ',') > 0`);
+    const found = await rows(
+      this.db,
+      sql`SELECT at, actor, action, target, outcome, details FROM audit
+        WHERE ${sql.join(where, sql` AND `)} ORDER BY seq DESC LIMIT ${query.limit}`,
+    );
+    return found.reverse().map(toAuditEntry);
+  }
+
   async ping(): Promise<void> {
     await sql`SELECT 1`.execute(this.db);
   }
 
+  async pendingMigrations(): Promise<string[]> {
+    // On the serving pool (readiness asks every few seconds); no migration table yet: nothing is applied.
+    const [table] = await rows(this.db, sql`SELECT to_regclass('kysely_migration') IS NOT NULL AS present`);
+    if (!table?.present) return Object.keys(POSTGRES_MIGRATIONS);
+    const found = await rows(this.db, sql`SELECT name FROM kysely_migration`);
+    const applied = new Set(found.map((row) => row.name as string));
+    return Object.keys(POSTGRES_MIGRATIONS).filter((name) => !applied.has(name));
+  }
+
+  async feedHeadTimes(): Promise<{ team: string; recordedAt: number }[]> {
+    const found = await rows(
+      this.db,
+      sql`SELECT h.team, f.recorded_at FROM feed_heads h JOIN feed f ON f.team = h.team AND f.pos = h.last_pos`,
+    );
+    return found.map((row) => ({ team: row.team as string, recordedAt: Number(row.recorded_at) }));
+  }
+
+  poolUsage(): PoolUsage {
+    const { pool } = this;
+    return { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: pool.options.max ?? 0 };
+  }
+
   async close(): Promise<void> {
-    this.closing ??= this.db.destroy();
+    this.closing ??= this.kysely.destroy();
     await this.closing;
   }
 }

@@ -1,0 +1,175 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { type Redis, ReplyError } from 'ioredis';
+
+// One view of Redis per process, shared by every counter and lock (docs/limits.md, "When Redis fails").
+// While Redis is "up", a command races the request's remaining budget; the first one to run out (or any
+// connection error) marks Redis "away", and from then on every counter and lock uses this process's memory
+// at once, without waiting, until a background PING answers quickly again. So a request waits on Redis for
+// at most one budget in all, whether Redis is hung, refusing connections or slow.
+
+export type AwayReason = 'timeout' | 'connection error' | 'not ready';
+
+/** Where the away/back lines go (a pino logger fits). */
+export interface HealthLogger {
+  warn(fields: object, message: string): void;
+  info(fields: object, message: string): void;
+}
+
+export interface RedisHealthOptions {
+  /** Longest a request waits on Redis in all, ms. */
+  budgetMs: number;
+  /** Interval of the PING that brings Redis back, ms. */
+  probeMs: number;
+  logger?: HealthLogger | undefined;
+  /** Called each time Redis goes away (metrics). */
+  onAway?: ((reason: AwayReason) => void) | undefined;
+}
+
+/** The budget a request has left; outside a request each command gets the whole budget. */
+interface RequestBudget {
+  spentMs: number;
+}
+
+export class RedisHealth {
+  private state: 'up' | 'away' = 'up';
+  private releaseWaiters: () => void = () => undefined;
+  private awaySignal: Promise<'away'>;
+  private probeTimer: NodeJS.Timeout | undefined;
+  private probing = false;
+  private closed = false;
+  private readonly budgets = new AsyncLocalStorage<RequestBudget>();
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly options: RedisHealthOptions,
+  ) {
+    this.awaySignal = this.newSignal();
+    // ioredis reports each failed reconnect; only the first one of an outage changes anything (and logs).
+    redis.on('error', (error: Error) => this.markAway('connection error', error.message));
+    redis.on('close', () => this.markAway('connection error', 'connection closed'));
+    // A client closed for good (disconnect) is never probed again.
+    redis.on('end', () => this.close());
+    if (redis.status !== 'ready') this.markAway('not ready');
+  }
+
+  /** True while counters and locks go to Redis. */
+  get up(): boolean {
+    return this.state === 'up';
+  }
+
+  /** Runs `work` (one request) with its own budget: its Redis waits add up to at most `budgetMs`. */
+  inRequest<T>(work: () => T): T {
+    return this.budgets.run({ spentMs: 0 }, work);
+  }
+
+  /** `command` on Redis within the budget left, else `fallback` (this process's memory). */
+  async run<T>(command: () => Promise<T>, fallback: () => Promise<T>): Promise<T> {
+    if (this.state === 'away') return fallback();
+    if (this.redis.status !== 'ready') {
+      this.markAway('not ready');
+      return fallback();
+    }
+    const budget = this.budgets.getStore();
+    const left = this.options.budgetMs - (budget?.spentMs ?? 0);
+    if (left <= 0) {
+      this.markAway('timeout');
+      return fallback();
+    }
+    const started = performance.now();
+    let timer: NodeJS.Timeout | undefined;
+    const outcome = await Promise.race([
+      command().then(
+        (value) => ({ value }),
+        (error: unknown) => ({ error }),
+      ),
+      new Promise<'timeout'>((resolve) => {
+        timer = setTimeout(() => resolve('timeout'), left);
+      }),
+      this.awaySignal,
+    ]);
+    clearTimeout(timer);
+    if (budget) budget.spentMs += performance.now() - started;
+    if (outcome === 'timeout') this.markAway('timeout');
+    if (typeof outcome === 'string') return fallback();
+    if ('error' in outcome) {
+      const { error } = outcome;
+      // A reply error is Redis answering (a bug of ours), not Redis failing: no reason to stop using it.
+      if (error instanceof ReplyError) return fallback();
+      const message = error instanceof Error ? error.message : String(error);
+      // ioredis's own command timeout (set to the budget) may fire just before ours.
+      if (message === 'Command timed out') this.markAway('timeout');
+      else this.markAway('connection error', message);
+      return fallback();
+    }
+    return outcome.value;
+  }
+
+  /** Stops the probe and the logging (before the client is closed). */
+  close(): void {
+    this.closed = true;
+    clearInterval(this.probeTimer);
+    this.probeTimer = undefined;
+  }
+
+  private newSignal(): Promise<'away'> {
+    return new Promise((resolve) => {
+      this.releaseWaiters = () => resolve('away');
+    });
+  }
+
+  private markAway(reason: AwayReason, detail?: string): void {
+    if (this.closed || this.state === 'away') return;
+    this.state = 'away';
+    // Requests still waiting on a command stop waiting now: their budget is not needed to know.
+    this.releaseWaiters();
+    this.options.onAway?.(reason);
+    this.options.logger?.warn(
+      { reason, ...(detail === undefined ? {} : { detail }), budgetMs: this.options.budgetMs },
+      'redis away: rate limits, quota, lockouts and firewall budget count in this process only',
+    );
+    this.probeTimer = setInterval(() => this.probe(), this.options.probeMs);
+    this.probeTimer.unref();
+  }
+
+  private probe(): void {
+    // One PING at a time, and only on a connected client: probes never queue up behind a hung Redis.
+    if (this.probing || this.redis.status !== 'ready') return;
+    this.probing = true;
+    const started = performance.now();
+    const ping = this.redis.ping().then(
+      () => performance.now() - started,
+      () => Number.POSITIVE_INFINITY,
+    );
+    void ping.then((ms) => {
+      this.probing = false;
+      // Back only when a PING answers well within the budget, so a slow Redis does not flap every second.
+      if (ms <= this.options.budgetMs / 4) this.markBack(ms);
+    });
+  }
+
+  private markBack(pingMs: number): void {
+    if (this.closed || this.state === 'up') return;
+    this.state = 'up';
+    this.awaySignal = this.newSignal();
+    clearInterval(this.probeTimer);
+    this.probeTimer = undefined;
+    this.options.logger?.info({ pingMs: Math.round(pingMs * 10) / 10 }, 'redis back: limits are shared again');
+  }
+}
+
+/**
+ * ioredis settings that agree with the budget: no offline queue (a request never waits for a reconnect),
+ * no retried or re-sent commands, each command given up after the budget, and a connection that stops
+ * answering dropped, so the commands written to it are failed rather than piled up.
+ */
+export function redisClientOptions(budgetMs: number) {
+  return {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    autoResendUnfulfilledCommands: false,
+    commandTimeout: budgetMs,
+    socketTimeout: Math.max(1000, 4 * budgetMs),
+    connectTimeout: Math.max(1000, 4 * budgetMs),
+    retryStrategy: (attempt: number) => Math.min(attempt * 100, 1000),
+  } as const;
+}

@@ -1,0 +1,80 @@
+import type { ServerResponse } from 'node:http';
+import { DOCS_PATH } from '../../config.js';
+import type { ErrorCode } from '../../errors/catalogue.js';
+import { errorDocUrl } from '../problem.js';
+import { renderErrorsPage } from './errors-page.js';
+import { type OpenApiDocument, renderReference } from './reference-page.js';
+
+// The documentation the operator listener serves next to its probes (docs/reference.md): GET /docs/ (the API
+// reference), /docs/openapi.json (the OpenAPI document, as committed) and /docs/errors (the page problem
+// bodies link to). GET /docs redirects to /docs/ so the pages' relative links resolve. The public listener
+// serves none of it: outside `/v1/` its firewall answers a bare 404. Each page is rendered once per process.
+
+const HTML = 'text/html; charset=utf-8';
+/** Nothing but the page's own inline style: no script, no frame, no request elsewhere. */
+const PAGE_HEADERS = {
+  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
+  'x-content-type-options': 'nosniff',
+  'cache-control': 'no-cache',
+};
+
+export class DocsPages {
+  private openapi?: string;
+  private reference?: string;
+  private errors?: string;
+
+  /**
+   * `document` is the OpenAPI document of the API; `docsUrl` the base of the reference's error links (the
+   * same base the problem bodies link to, without a trailing slash).
+   */
+  constructor(
+    private readonly document: () => Record<string, unknown>,
+    readonly docsUrl: string,
+  ) {}
+
+  openapiText(): string {
+    this.openapi ??= `${JSON.stringify(this.document(), null, 2)}\n`;
+    return this.openapi;
+  }
+
+  referenceHtml(): string {
+    this.reference ??= renderReference(this.document() as OpenApiDocument, {
+      errorLink: (code: ErrorCode) => errorDocUrl(this.docsUrl, code),
+    });
+    return this.reference;
+  }
+
+  errorsHtml(): string {
+    this.errors ??= renderErrorsPage();
+    return this.errors;
+  }
+
+  /** Renders every page now, so the first reader does not wait for it. */
+  warm(): void {
+    this.openapiText();
+    this.referenceHtml();
+    this.errorsHtml();
+  }
+
+  /** Answers a GET or HEAD of `path` if it is one of the pages; false otherwise. */
+  answer(path: string, response: ServerResponse): boolean {
+    switch (path) {
+      case DOCS_PATH:
+        response.writeHead(301, { location: `${DOCS_PATH}/`, 'content-type': 'text/plain' }).end('moved\n');
+        return true;
+      case `${DOCS_PATH}/`:
+        response.writeHead(200, { ...PAGE_HEADERS, 'content-type': HTML }).end(this.referenceHtml());
+        return true;
+      case `${DOCS_PATH}/errors`:
+        response.writeHead(200, { ...PAGE_HEADERS, 'content-type': HTML }).end(this.errorsHtml());
+        return true;
+      case `${DOCS_PATH}/openapi.json`:
+        response
+          .writeHead(200, { 'cache-control': 'no-cache', 'content-type': 'application/json; charset=utf-8' })
+          .end(this.openapiText());
+        return true;
+      default:
+        return false;
+    }
+  }
+}

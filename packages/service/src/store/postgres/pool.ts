@@ -1,0 +1,63 @@
+import type { PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
+import pg from 'pg';
+import { StoreUnavailableError, toStoreError } from '../unavailable.js';
+
+// The store's pg pools. A pg client whose connection dies emits 'error'; with no listener that event ends
+// the process. pg-pool listens only while a client is idle, so a connection lost under a running query
+// (a terminated backend, a failover, idle_in_transaction_session_timeout) used to crash the service.
+// Every client here has a listener for its whole life, attached when the pool opens it: the running query
+// still fails with the driver's error, the pool drops the broken client when it is released (pg-pool
+// never reuses a client that is no longer queryable) and the next call opens a new connection.
+
+/** A pg pool whose clients can never end the process with an 'error' event. */
+export function listenedPool(config: pg.PoolConfig): pg.Pool {
+  const pool = new pg.Pool(config);
+  // The failing query reports the loss; the event itself carries nothing more to act on.
+  const ignore = () => undefined;
+  pool.on('connect', (client) => client.on('error', ignore));
+  // pg-pool re-emits an idle client's error on the pool.
+  pool.on('error', ignore);
+  return pool;
+}
+
+/**
+ * The pool as Kysely's PostgreSQL driver sees it, with the driver's errors classified (unavailable.ts):
+ * a temporary failure of opening a connection or of a statement rejects with `StoreUnavailableError`.
+ * After `close()` every call rejects with the reason `closed`.
+ */
+export class ClassifiedPool implements PostgresPool {
+  private closed = false;
+  private readonly clients = new WeakMap<pg.PoolClient, PostgresPoolClient>();
+
+  constructor(private readonly pool: pg.Pool) {}
+
+  async connect(): Promise<PostgresPoolClient> {
+    if (this.closed) throw new StoreUnavailableError('closed');
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (error) {
+      throw toStoreError(error, 'connect');
+    }
+    let wrapped = this.clients.get(client);
+    if (!wrapped) {
+      // One wrapper per pg client, so Kysely keeps one connection object per client as it does without it.
+      const query = async (text: string, parameters: readonly unknown[]) => {
+        try {
+          return (await client.query(text, [...parameters])) as unknown as PostgresQueryResult<never>;
+        } catch (error) {
+          throw toStoreError(error, 'query');
+        }
+      };
+      wrapped = { query, release: () => client.release() } as unknown as PostgresPoolClient;
+      this.clients.set(client, wrapped);
+    }
+    return wrapped;
+  }
+
+  /** Marks the pool closed (later calls answer `closed`), then ends its connections. */
+  async end(): Promise<void> {
+    this.closed = true;
+    await this.pool.end();
+  }
+}
