@@ -1,13 +1,17 @@
-import { mkdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Kysely, type MigrationProvider, Migrator, SqliteDialect } from 'kysely';
 import { base62 } from '../../ids.js';
 import type { FeedKind, RecordKind, RemovalReason } from '../../schemas/enums.js';
+import { auditColumns, toAuditEntry } from '../audit-rows.js';
 import type {
+  AuditEntry,
+  AuditQuery,
   Entity,
   EntityKind,
+  ErasedRecord,
   FeedEntry,
   FeedRow,
   ListQuery,
@@ -16,13 +20,19 @@ import type {
   SearchQuery,
   Store,
   StoredRecord,
+  TrimBatch,
+  TrimOptions,
   WriteTx,
 } from '../store.js';
+import { DatabaseMissingError, TRIM_BATCH_ROWS } from '../store.js';
+import { toStoreError } from '../unavailable.js';
 import { SQLITE_MIGRATIONS } from './migrations.js';
 
 export interface SqliteStoreOptions {
   /** A file path, or `:memory:` for a throw-away database (a temp file, so readers can share it). */
   path: string;
+  /** Refuse a file that does not exist instead of creating it (and its folder). */
+  mustExist?: boolean;
 }
 
 type Row = Record<string, unknown>;
@@ -58,35 +68,47 @@ export class SqliteStore implements Store {
   private readonly writerStmts = new Map<string, Stmt>();
   private readonly readerStmts = new Map<string, Stmt>();
   private queue: Promise<unknown> = Promise.resolve();
+  /** Set when a transaction erased a record: its old versions may still be in WAL frames until a checkpoint. */
+  private scrubWal = false;
 
   constructor(options: SqliteStoreOptions) {
     this.temporary = options.path === ':memory:';
     this.path = this.temporary ? join(tmpdir(), `crm-export-${process.pid}-${base62(10)}.db`) : options.path;
+    if (options.mustExist && !this.temporary && !existsSync(this.path)) {
+      throw new DatabaseMissingError(`no database at ${this.path}`);
+    }
     mkdirSync(dirname(this.path), { recursive: true });
     this.writer = retain(new Database(this.path));
     this.writer.exec(
       'PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON',
     );
+    // Deleted and overwritten rows are zeroed, not left in free space: erased data is not recoverable from
+    // the file (docs/write-side.md, "Erasure and storage").
+    this.writer.exec('PRAGMA secure_delete = ON');
     // 64 MiB of pages for the writer (the default is 2 MiB): every write walks the records, entities
     // and feed indexes, and at millions of rows each miss is a read from the file.
     this.writer.exec('PRAGMA cache_size = -65536');
   }
 
-  async migrate(): Promise<void> {
+  private migrator(): Migrator {
     // Kysely prepares a statement per query; route them through `retain` (see above).
     const writer = this.writer;
     const database = { close: () => undefined, prepare: (sql: string) => retain(writer.prepare(sql)) };
     const db = new Kysely<unknown>({ dialect: new SqliteDialect({ database }) });
     const provider: MigrationProvider = { getMigrations: async () => SQLITE_MIGRATIONS };
-    const { error } = await new Migrator({ db, provider }).migrateToLatest();
-    // Not db.destroy(): that would close the shared writer connection.
+    // Never db.destroy(): that would close the shared writer connection.
+    return new Migrator({ db, provider });
+  }
+
+  async migrate(): Promise<void> {
+    const { error } = await this.migrator().migrateToLatest();
     if (error) throw error;
   }
 
   private readDb(): Database.Database {
     if (!this.reader) {
       this.reader = retain(new Database(this.path, { readonly: true, fileMustExist: true }));
-      this.reader.exec('PRAGMA busy_timeout = 5000');
+      this.reader.exec('PRAGMA busy_timeout = 5000; PRAGMA secure_delete = ON');
     }
     return this.reader;
   }
@@ -111,18 +133,43 @@ export class SqliteStore implements Store {
 
   async write<T>(fn: (tx: WriteTx) => Promise<T>): Promise<T> {
     const run = this.queue.then(async () => {
-      this.writer.exec('BEGIN IMMEDIATE');
       try {
-        const result = await fn(this.tx);
-        this.writer.exec('COMMIT');
-        return result;
+        this.writer.exec('BEGIN IMMEDIATE');
+        try {
+          const result = await fn(this.tx);
+          this.writer.exec('COMMIT');
+          if (this.scrubWal) this.checkpointAfterErasure();
+          return result;
+        } catch (err) {
+          if (this.writer.inTransaction) this.writer.exec('ROLLBACK');
+          throw err;
+        }
       } catch (err) {
-        if (this.writer.inTransaction) this.writer.exec('ROLLBACK');
-        throw err;
+        // A busy or failing file is a passing fault (unavailable.ts); anything else is passed on as is.
+        throw toStoreError(err);
       }
     });
     this.queue = run.catch(() => undefined);
     return run;
+  }
+
+  /** Runs a read on the driver, its temporary failures turned into `StoreUnavailableError` (unavailable.ts). */
+  private read<T>(fn: () => T): T {
+    try {
+      return fn();
+    } catch (err) {
+      throw toStoreError(err);
+    }
+  }
+
+  /**
+   * Copies the WAL into the (secure-deleting) database file and truncates it, so erased data survives in
+   * neither file. A reader in another process can hold the WAL (busy): then the next commit tries again.
+   */
+  private checkpointAfterErasure(): void {
+    // A cached, retained statement rather than `pragma()`, which prepares a new one each call (see `retain`).
+    const result = this.w('PRAGMA wal_checkpoint(TRUNCATE)').get() as { busy: number } | undefined;
+    this.scrubWal = (result?.busy ?? 0) !== 0;
   }
 
   private readonly tx: WriteTx = {
@@ -156,6 +203,7 @@ export class SqliteStore implements Store {
       ).run(r.kind, r.id, r.team, r.lead, r.board, r.stage, r.status, r.email, r.phone, r.version, r.updatedAt, r.json);
     },
     removeRecord: async (kind: RecordKind, id: string, reason: RemovalReason, version: number, at: string) => {
+      if (reason === 'erased') this.scrubWal = true;
       this.w(
         `UPDATE records SET removed = ?, version = ?, updated_at = ?, json = NULL, email = NULL, phone = NULL
          WHERE kind = ? AND id = ?`,
@@ -220,58 +268,72 @@ export class SqliteStore implements Store {
   }
 
   async getEntity<S>(kind: EntityKind, id: string): Promise<Entity<S> | undefined> {
-    return toEntity<S>(
-      this.r('SELECT kind, id, team, parent, state FROM entities WHERE kind = ? AND id = ?').get(kind, id),
+    return this.read(() =>
+      toEntity<S>(this.r('SELECT kind, id, team, parent, state FROM entities WHERE kind = ? AND id = ?').get(kind, id)),
     );
   }
 
   async findEntities<S>(kind: EntityKind, by: { team?: string; parent?: string }): Promise<Entity<S>[]> {
-    return this.findEntitiesOn<S>((sql) => this.r(sql), kind, by);
+    return this.read(() => this.findEntitiesOn<S>((sql) => this.r(sql), kind, by));
   }
 
   async getRecord(kind: RecordKind, id: string): Promise<StoredRecord | undefined> {
-    return toStored(
-      this.r('SELECT seq, kind, id, team, version, json, removed FROM records WHERE kind = ? AND id = ?').get(kind, id),
+    return this.read(() =>
+      toStored(
+        this.r('SELECT seq, kind, id, team, version, json, removed FROM records WHERE kind = ? AND id = ?').get(
+          kind,
+          id,
+        ),
+      ),
     );
   }
 
   async getRecords(kind: RecordKind, ids: readonly string[]): Promise<StoredRecord[]> {
-    const stmt = this.r(
-      'SELECT seq, kind, id, team, version, json, removed FROM records WHERE kind = ? AND id = ? AND removed IS NULL',
-    );
-    const out: StoredRecord[] = [];
-    for (const id of ids) {
-      const rec = toStored(stmt.get(kind, id));
-      if (rec) out.push(rec);
-    }
-    return out;
+    return this.read(() => {
+      const stmt = this.r(
+        'SELECT seq, kind, id, team, version, json, removed FROM records WHERE kind = ? AND id = ? AND removed IS NULL',
+      );
+      const out: StoredRecord[] = [];
+      for (const id of ids) {
+        const rec = toStored(stmt.get(kind, id));
+        if (rec) out.push(rec);
+      }
+      return out;
+    });
   }
 
   async listRecords(q: ListQuery): Promise<PageRow[]> {
-    if (q.filter) {
-      const col = FILTER_COLUMNS[q.filter.by];
+    return this.read(() => {
+      if (q.filter) {
+        const col = FILTER_COLUMNS[q.filter.by];
+        return this.r(
+          `SELECT seq, json FROM records WHERE team = ? AND kind = ? AND ${col} = ? AND removed IS NULL AND seq > ?
+           ORDER BY seq LIMIT ?`,
+        ).all(q.team, q.kind, q.filter.value, q.after, q.limit) as unknown as PageRow[];
+      }
       return this.r(
-        `SELECT seq, json FROM records WHERE team = ? AND kind = ? AND ${col} = ? AND removed IS NULL AND seq > ?
-         ORDER BY seq LIMIT ?`,
-      ).all(q.team, q.kind, q.filter.value, q.after, q.limit) as unknown as PageRow[];
-    }
-    return this.r(
-      'SELECT seq, json FROM records WHERE team = ? AND kind = ? AND removed IS NULL AND seq > ? ORDER BY seq LIMIT ?',
-    ).all(q.team, q.kind, q.after, q.limit) as unknown as PageRow[];
+        'SELECT seq, json FROM records WHERE team = ? AND kind = ? AND removed IS NULL AND seq > ? ORDER BY seq LIMIT ?',
+      ).all(q.team, q.kind, q.after, q.limit) as unknown as PageRow[];
+    });
   }
 
   async searchLeads(q: SearchQuery): Promise<PageRow[]> {
-    return this.r(
-      `SELECT seq, json FROM records WHERE team = ? AND kind = 'lead' AND removed IS NULL AND seq > ?
-       AND (email = ? OR phone = ?) ORDER BY seq LIMIT ?`,
-    ).all(q.team, q.after, q.email ?? null, q.phone ?? null, q.limit) as unknown as PageRow[];
+    return this.read(
+      () =>
+        this.r(
+          `SELECT seq, json FROM records WHERE team = ? AND kind = 'lead' AND removed IS NULL AND seq > ?
+           AND (email = ? OR phone = ?) ORDER BY seq LIMIT ?`,
+        ).all(q.team, q.after, q.email ?? null, q.phone ?? null, q.limit) as unknown as PageRow[],
+    );
   }
 
   async readFeed(team: string, after: number, limit: number): Promise<FeedRow[]> {
-    const rows = this.r(
-      `SELECT team, pos, kind, id, version, recorded_at, body, removed FROM feed
-       WHERE team = ? AND pos > ? ORDER BY pos LIMIT ?`,
-    ).all(team, after, limit);
+    const rows = this.read(() =>
+      this.r(
+        `SELECT team, pos, kind, id, version, recorded_at, body, removed FROM feed
+         WHERE team = ? AND pos > ? ORDER BY pos LIMIT ?`,
+      ).all(team, after, limit),
+    );
     return rows.map((row) => ({
       team: row.team as string,
       pos: row.pos as number,
@@ -285,32 +347,136 @@ export class SqliteStore implements Store {
   }
 
   async feedHead(team: string): Promise<number> {
-    const row = this.r('SELECT last_pos FROM feed_heads WHERE team = ?').get(team) as { last_pos: number } | undefined;
+    const row = this.read(() => this.r('SELECT last_pos FROM feed_heads WHERE team = ?').get(team)) as
+      | { last_pos: number }
+      | undefined;
     return row?.last_pos ?? 0;
   }
 
-  async trimFeed(removalsBefore: number, supersededBefore: number): Promise<number> {
-    return this.write(async () => {
-      const a = this.w('DELETE FROM feed WHERE removed IS NOT NULL AND recorded_at < ?').run(removalsBefore).changes;
-      const b = this.w(
-        `DELETE FROM feed WHERE removed IS NULL AND EXISTS (
-           SELECT 1 FROM feed newer WHERE newer.kind = feed.kind AND newer.id = feed.id
-           AND newer.pos > feed.pos AND newer.team = feed.team AND newer.recorded_at < ?)`,
-      ).run(supersededBefore).changes;
-      return a + b;
-    });
+  async trimFeed(removalsBefore: number, supersededBefore: number, options: TrimOptions = {}): Promise<number> {
+    // Batches, each its own write transaction, with a turn of the event loop between them: better-sqlite3
+    // blocks the loop while a statement runs, so one statement over the whole feed would stall every request.
+    const size = options.batchSize ?? TRIM_BATCH_ROWS;
+    let dropped = 0;
+    const batch = async (rule: TrimBatch['rule'], work: () => { examined: number; deleted: number }) => {
+      const done = await this.write(async () => work());
+      dropped += done.deleted;
+      options.onBatch?.({ rule, ...done });
+      await new Promise((resolve) => setImmediate(resolve));
+      return done.examined === size && !options.signal?.aborted;
+    };
+    // Expired removals, oldest first, through the partial index feed_removals: every row a batch selects is
+    // deleted, so the next batch starts where this one ended.
+    const removals = this.w(
+      `DELETE FROM feed WHERE rowid IN (
+         SELECT rowid FROM feed WHERE removed IS NOT NULL AND recorded_at < ? ORDER BY recorded_at LIMIT ?)`,
+    );
+    while (
+      await batch('removals', () => {
+        const deleted = removals.run(removalsBefore, size).changes;
+        return { examined: deleted, deleted };
+      })
+    );
+    if (options.signal?.aborted) return dropped;
+    // Superseded entries: a window of `size` rows in rowid order, each checked against the newer entries
+    // of its record (index feed_record). Survivors are not looked at again in this run.
+    const window = this.w(
+      'SELECT max(rowid) AS last, count(*) AS n FROM (SELECT rowid FROM feed WHERE rowid > ? ORDER BY rowid LIMIT ?)',
+    );
+    const superseded = this.w(
+      `DELETE FROM feed WHERE rowid > ? AND rowid <= ? AND removed IS NULL AND EXISTS (
+         SELECT 1 FROM feed newer WHERE newer.kind = feed.kind AND newer.id = feed.id
+         AND newer.pos > feed.pos AND newer.team = feed.team AND newer.recorded_at < ?)`,
+    );
+    let after = 0;
+    while (
+      await batch('superseded', () => {
+        const { last, n } = window.get(after, size) as { last: number | null; n: number };
+        if (last === null) return { examined: 0, deleted: 0 };
+        const deleted = superseded.run(after, last, supersededBefore).changes;
+        after = last;
+        return { examined: n, deleted };
+      })
+    );
+    return dropped;
+  }
+
+  async erasedRecords(): Promise<ErasedRecord[]> {
+    return this.read(
+      () =>
+        this.r(
+          `SELECT kind, id, team, updated_at AS erasedAt FROM records WHERE removed = 'erased' ORDER BY updated_at, kind, id`,
+        ).all() as unknown as ErasedRecord[],
+    );
+  }
+
+  /**
+   * A consistent copy of the database in `destination` (a new file) while other connections and
+   * processes keep reading and writing: `VACUUM INTO` from the read connection runs inside one read
+   * transaction, so writes meanwhile neither restart it nor (in WAL mode) wait for it. Not
+   * better-sqlite3's `backup()`: its native Backup object can be collected after the environment
+   * is gone on Node 24, which aborts the process.
+   */
+  async backup(destination: string): Promise<void> {
+    this.r('VACUUM INTO ?').run(destination);
   }
 
   async getMeta(key: string): Promise<string | undefined> {
-    return this.metaOn((sql) => this.r(sql), key);
+    return this.read(() => this.metaOn((sql) => this.r(sql), key));
   }
 
   async setMeta(key: string, value: string): Promise<void> {
     await this.write((tx) => tx.setMeta(key, value));
   }
 
+  async appendAudit(entry: AuditEntry): Promise<void> {
+    await this.write(async () => {
+      this.w('INSERT INTO audit (at, actor, action, target, outcome, details) VALUES (?, ?, ?, ?, ?, ?)').run(
+        ...auditColumns(entry),
+      );
+    });
+  }
+
+  async listAudit(query: AuditQuery): Promise<AuditEntry[]> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    const when = (condition: string, ...values: unknown[]) => {
+      where.push(condition);
+      params.push(...values);
+    };
+    if (query.since !== undefined) when('at >= ?', query.since);
+    if (query.until !== undefined) when('at < ?', query.until);
+    const { action, target } = query;
+    if (action !== undefined)
+      when("(action = ? OR substr(action, 1, length(?) + 1) = ? || '.')", action, action, action);
+    if (query.actor !== undefined) when('actor = ?', query.actor);
+    if (target !== undefined) when("instr(',' || target || ',', ',' || ? || ',') > 0", target);
+    const found = this.r(
+      `SELECT at, actor, action, target, outcome, details FROM audit
+       ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY seq DESC LIMIT ?`,
+    ).all(...params, query.limit) as Row[];
+    return found.reverse().map(toAuditEntry);
+  }
+
   async ping(): Promise<void> {
-    this.r('SELECT 1').get();
+    this.read(() => this.r('SELECT 1').get());
+  }
+
+  async pendingMigrations(): Promise<string[]> {
+    // Reads the file (SELECT 1 would not), so a database that became unreadable fails here. Cached
+    // statements: readiness asks this every few seconds.
+    const table = this.r("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'kysely_migration'").get();
+    if (!table) return Object.keys(SQLITE_MIGRATIONS);
+    const rows = this.r('SELECT name FROM kysely_migration').all() as { name: string }[];
+    const applied = new Set(rows.map((row) => row.name));
+    return Object.keys(SQLITE_MIGRATIONS).filter((name) => !applied.has(name));
+  }
+
+  async feedHeadTimes(): Promise<{ team: string; recordedAt: number }[]> {
+    const rows = this.r(
+      'SELECT h.team AS team, f.recorded_at AS recorded_at FROM feed_heads h JOIN feed f ON f.team = h.team AND f.pos = h.last_pos',
+    ).all() as { team: string; recorded_at: number }[];
+    return rows.map((row) => ({ team: row.team, recordedAt: Number(row.recorded_at) }));
   }
 
   async close(): Promise<void> {
