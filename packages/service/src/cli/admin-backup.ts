@@ -24,7 +24,9 @@ export function registerBackupCommands(program: Command, open: OpenStore): void 
   common(
     admin
       .command('backup')
-      .description('copy the SQLite database to FILE while the service serves and writes (a consistent, compacted copy)'),
+      .description(
+        'copy the SQLite database to FILE while the service serves and writes (a consistent, compacted copy)',
+      ),
   )
     .requiredOption('--to <file>', 'the copy to write (refused when it exists, unless --force)')
     .option('--force', 'replace FILE when it exists')
