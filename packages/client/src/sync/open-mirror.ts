@@ -26,12 +26,13 @@ export function parseInto(into: string): { dialect: MirrorDialect; target: strin
  * Statement objects is garbage-collected (docs/runtime.md). Kysely prepares a statement for every
  * query, so the mirror hands Kysely a database whose `prepare` reuses one statement per SQL text
  * (Kysely's SQLite driver runs one query at a time, so a statement is never in use twice), and keeps
- * every connection referenced after it is closed: none of them is ever collected.
+ * every connection and its statements referenced after it is closed and Kysely has let go of this
+ * wrapper: none of them is ever collected.
  */
-const retainedConnections = new Set<Database.Database>();
+const retained = new Set<{ database: Database.Database; statements: Map<string, Database.Statement> }>();
 function statementCachingDatabase(database: Database.Database) {
-  retainedConnections.add(database);
   const statements = new Map<string, Database.Statement>();
+  retained.add({ database, statements });
   return {
     close: () => database.close(),
     prepare: (sql: string) => {
