@@ -1,4 +1,4 @@
-import { type Static, Type } from 'typebox';
+import { type Static, type TSchema, Type } from 'typebox';
 import {
   ACTIVITY_TYPES,
   ACTOR_KINDS,
@@ -14,6 +14,7 @@ import {
   PHONE_STATUSES,
   PRIORITIES,
   RECORD_KINDS_OF_LEAD,
+  type RecordKind,
   SCOPES,
   SOURCE_PROVENANCES,
   WHATSAPP_DELIVERY_STATUSES,
@@ -354,6 +355,24 @@ export const Booking = Record_(
   { $id: 'Booking' },
 );
 export type Booking = Static<typeof Booking>;
+
+/** The schema of every kind the records table holds: the shape its stored JSON has. */
+export const RECORD_SCHEMAS = {
+  lead: Lead,
+  lead_attribution: LeadAttribution,
+  lead_response: LeadResponse,
+  activity: Activity,
+  call: Call,
+  conversation: Conversation,
+  booking: Booking,
+  board: Board,
+  team: Team,
+  member: Member,
+  booking_service: BookingService,
+} as const satisfies Record<RecordKind, TSchema>;
+
+/** The exported shape of a record kind, as its schema declares it: what a projection must build. */
+export type RecordOf<K extends RecordKind> = { [Kind in RecordKind]: Static<(typeof RECORD_SCHEMAS)[Kind]> }[K];
 
 export const Health = Record_({ object: Type.Literal('health'), status: Type.Literal('ok') }, { $id: 'Health' });
 export type Health = Static<typeof Health>;

@@ -3,7 +3,7 @@ import { Compile } from 'typebox/compile';
 import { expect } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import type { FeedKind, RecordKind } from '../../src/schemas/enums.js';
-import * as schemas from '../../src/schemas/records.js';
+import { RECORD_SCHEMAS } from '../../src/schemas/records.js';
 import type { FeedRow, Store } from '../../src/store/store.js';
 import type { CrmOptions } from '../../src/write/context.js';
 import { Crm } from '../../src/write/crm.js';
@@ -22,20 +22,7 @@ export const STAGES = ['stg_New', 'stg_Call', 'stg_Won'] as const;
 export const MEMBERS = ['mem_Zed', 'mem_Amy', 'mem_Bob'] as const;
 export const SERVICE = 'svc_Visit';
 
-const SCHEMAS: Record<RecordKind, TSchema> = {
-  lead: schemas.Lead,
-  lead_attribution: schemas.LeadAttribution,
-  lead_response: schemas.LeadResponse,
-  activity: schemas.Activity,
-  call: schemas.Call,
-  conversation: schemas.Conversation,
-  booking: schemas.Booking,
-  board: schemas.Board,
-  team: schemas.Team,
-  member: schemas.Member,
-  booking_service: schemas.BookingService,
-};
-const validators = Object.fromEntries(Object.entries(SCHEMAS).map(([k, s]) => [k, Compile(s)]));
+const validators = Object.fromEntries(Object.entries(RECORD_SCHEMAS).map(([k, s]) => [k, Compile(s)]));
 
 /** A parsed record; tests reach into it freely. */
 // biome-ignore lint/suspicious/noExplicitAny: parsed JSON read by assertions
@@ -85,7 +72,7 @@ export async function world(makeStore: MakeStore, options: Partial<CrmOptions> =
       const v = validators[kind];
       if (v && !v.Check(value))
         throw new Error(`${kind} ${id} does not match its schema: ${JSON.stringify([...v.Errors(value)][0])}`);
-      expectKeyOrder(SCHEMAS[kind], value);
+      expectKeyOrder(RECORD_SCHEMAS[kind], value);
       return value;
     },
     version: async (kind, id) => (await store.getRecord(kind, id))?.version,
