@@ -4,9 +4,10 @@ import { DEFAULT_LIMITS, type Limits } from '../config.js';
 import { requestCapture } from '../feed/capture.js';
 import { newId } from '../ids.js';
 import type { Entity, Store, WriteTx } from '../store/store.js';
+import type { OrganizationState } from '../write/types.js';
 import { AdminError } from './admin-error.js';
 import { normalizeAllowlist, normalizeAllowlistEntry } from './allowlist.js';
-import { type OrganizationState, planEntitled, type TeamAccessState, teamHoldsData } from './eligibility.js';
+import { planEntitled, type TeamAccessState, teamHoldsData } from './eligibility.js';
 import { type ApiKeyState, effectiveKeyStatus, getPepper, issueKey, type KeyStatus } from './keys.js';
 
 // Integrations: one team, or an explicit list of teams of one organization (never extended on its own).

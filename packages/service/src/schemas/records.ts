@@ -1,6 +1,5 @@
 import { type Static, type TSchema, Type } from 'typebox';
 import {
-  ACTIVITY_TYPES,
   ACTOR_KINDS,
   ARCHIVE_REASONS,
   BOOKING_STATUSES,
@@ -17,6 +16,7 @@ import {
   type RecordKind,
   SCOPES,
   SOURCE_PROVENANCES,
+  STATUS_ACTIVITY_TYPES,
   WHATSAPP_DELIVERY_STATUSES,
 } from './enums.js';
 import { DateTime, Id, Nullable, Record_, StringEnum } from './helpers.js';
@@ -271,7 +271,7 @@ const activityCommon = {
 
 export const StatusActivity = Record_({
   ...activityCommon,
-  type: StringEnum(['status_changed', 'archived', 'unarchived', 'revived'] as const),
+  type: StringEnum(STATUS_ACTIVITY_TYPES),
   from: Nullable(StringEnum(LEAD_STATUSES)),
   to: StringEnum(LEAD_STATUSES),
 });
@@ -289,7 +289,6 @@ export const AssigneesActivity = Record_({
 });
 export const Activity = Type.Union([StatusActivity, StageActivity, AssigneesActivity], { $id: 'Activity' });
 export type Activity = Static<typeof Activity>;
-export const ACTIVITY_TYPE_VALUES = ACTIVITY_TYPES;
 
 export const Call = Record_(
   {
