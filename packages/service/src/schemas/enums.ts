@@ -51,6 +51,7 @@ export type SourceProvenance = (typeof SOURCE_PROVENANCES)[number];
 
 /** Activities that record a move of the lead's status (their `from` and `to` are statuses). */
 export const STATUS_ACTIVITY_TYPES = ['status_changed', 'archived', 'unarchived', 'revived'] as const;
+export type StatusActivityType = (typeof STATUS_ACTIVITY_TYPES)[number];
 export const ACTIVITY_TYPES = [...STATUS_ACTIVITY_TYPES, 'stage_changed', 'assignees_changed'] as const;
 export type ActivityType = (typeof ACTIVITY_TYPES)[number];
 
