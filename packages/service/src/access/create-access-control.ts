@@ -8,7 +8,7 @@ import type { OrganizationState } from '../write/types.js';
 import type { AccessControl, AccessRequest, Principal, RateClass, Reservation } from './access-control.js';
 import { allowlistAllows } from './allowlist.js';
 import { type TeamAccessState, teamRefusal } from './eligibility.js';
-import type { IntegrationState } from './integrations.js';
+import type { IntegrationState } from './integration-state.js';
 import {
   type ApiKeyState,
   bearerToken,

@@ -10,7 +10,7 @@ import { WriteError } from '../write/write-error.js';
 import { AdminError } from './admin-error.js';
 import type { TeamAccessState } from './eligibility.js';
 import { ENDPOINT_NAMES, isEndpointName } from './endpoints.js';
-import type { IntegrationState } from './integrations.js';
+import type { IntegrationState } from './integration-state.js';
 import { utcDay } from './limits/rate-limits.js';
 
 // Sandbox fault switches (docs/testing-your-consumer.md): an operator makes an example team (livemode

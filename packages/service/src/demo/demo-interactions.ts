@@ -1,8 +1,8 @@
 import type { BookingStatus, ConversationStatus, WhatsappDeliveryStatus } from '../schemas/enums.js';
 import type { CrmEvent, EventOf } from '../write/events.js';
 import { variant } from './demo-contact.js';
-import type { Story } from './demo-lead.js';
 import type { DemoRandom } from './demo-random.js';
+import type { Story } from './demo-stories.js';
 import type { TeamPlan } from './demo-team.js';
 import type { Timeline } from './demo-timeline.js';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { STORIES } from '../../src/demo/demo-lead.js';
+import { STORIES } from '../../src/demo/demo-stories.js';
 import { runDemo } from '../../src/demo/run-demo.js';
 import { RECORD_KINDS, type RecordKind } from '../../src/schemas/enums.js';
 import type { Store } from '../../src/store/store.js';
