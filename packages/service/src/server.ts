@@ -11,7 +11,14 @@ import { startFeedJobs } from './feed/feed-jobs.js';
 import { buildApp } from './http/app.js';
 import type { TrustProxy } from './http/trust-proxy.js';
 import { Metrics } from './ops/metrics.js';
-import { checkReadiness, type OpsAddress, type OpsServer, type RedisState, startOpsServer } from './ops/ops-server.js';
+import {
+  checkReadiness,
+  type OpsAddress,
+  type OpsServer,
+  type Readiness,
+  type RedisState,
+  startOpsServer,
+} from './ops/ops-server.js';
 import { readSetting } from './settings.js';
 import type { Store } from './store/store.js';
 
@@ -124,7 +131,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   // Readiness also needs the API itself: not before it listens, and not once shutdown has begun, so a load
   // balancer neither sends the first requests early nor keeps sending during the grace period.
   let stopping = false;
-  const apiState = (): 'starting' | 'stopping' | undefined =>
+  const apiState = (): Readiness['body']['api'] =>
     stopping ? 'stopping' : app.server.listening ? undefined : 'starting';
   try {
     if (options.ops && metrics) {

@@ -4,10 +4,11 @@ import type { Limits } from '../config.js';
 import { ApiError } from '../errors/catalogue.js';
 import { SCOPES, type Scope } from '../schemas/enums.js';
 import type { Entity, Store } from '../store/store.js';
+import type { OrganizationState } from '../write/types.js';
 import type { AccessControl, AccessRequest, Principal, RateClass, Reservation } from './access-control.js';
 import { allowlistAllows } from './allowlist.js';
-import { type OrganizationState, type TeamAccessState, teamRefusal } from './eligibility.js';
-import type { IntegrationState } from './integrations.js';
+import { type TeamAccessState, teamRefusal } from './eligibility.js';
+import type { IntegrationState } from './integration-state.js';
 import {
   type ApiKeyState,
   bearerToken,

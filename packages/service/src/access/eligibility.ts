@@ -1,31 +1,16 @@
 import type { Store } from '../store/store.js';
+import type { OrganizationState, TeamState } from '../write/types.js';
 
 // Eligibility of a team for a key (spec "What the service does" 7). Checked when an integration is created
 // and, for the parts that have an error code, at request time. Reads the write side's team and
 // organization entities through the fields access control needs.
 
-export const TEAM_STATES = ['active', 'disabled', 'archived', 'billing_only', 'api_paused'] as const;
-export type TeamStateValue = (typeof TEAM_STATES)[number];
-
-export const ORGANIZATION_PLANS = ['api_included', 'no_api'] as const;
-export type OrganizationPlan = (typeof ORGANIZATION_PLANS)[number];
-
-/** The access-related fields of a `team` entity's state. */
-export interface TeamAccessState {
-  name?: string | null;
-  organization: string | null;
-  state: TeamStateValue;
-  legalSetupDone: boolean;
-  sensitiveSector: boolean;
-  livemode: boolean;
-}
-
-/** The state of an `organization` entity. */
-export interface OrganizationState {
-  name: string;
-  plan: OrganizationPlan;
-  apiAgreed: boolean;
-}
+/** The access-related fields of a `team` entity's state (the write side's `TeamState`). */
+export type TeamAccessState = Pick<
+  TeamState,
+  'organization' | 'state' | 'legalSetupDone' | 'sensitiveSector' | 'livemode'
+> &
+  Partial<Pick<TeamState, 'name'>>;
 
 /** Request-time refusal of a team, in the order the checks run (docs/auth.md). */
 export type TeamRefusal = 'plan_not_entitled' | 'team_state_restricted' | 'sector_restricted';

@@ -4,28 +4,15 @@ import { DEFAULT_LIMITS, type Limits } from '../config.js';
 import { requestCapture } from '../feed/capture.js';
 import { newId } from '../ids.js';
 import type { Entity, Store, WriteTx } from '../store/store.js';
+import type { OrganizationState } from '../write/types.js';
 import { AdminError } from './admin-error.js';
 import { normalizeAllowlist, normalizeAllowlistEntry } from './allowlist.js';
-import { type OrganizationState, planEntitled, type TeamAccessState, teamHoldsData } from './eligibility.js';
+import { planEntitled, type TeamAccessState, teamHoldsData } from './eligibility.js';
+import type { IntegrationState } from './integration-state.js';
 import { type ApiKeyState, effectiveKeyStatus, getPepper, issueKey, type KeyStatus } from './keys.js';
 
 // Integrations: one team, or an explicit list of teams of one organization (never extended on its own).
 // Entity `integration` (id `prn_...`, parent = the organization, or the team when outside any).
-
-export const INTEGRATION_STATUSES = ['active', 'revoked'] as const;
-export type IntegrationStatus = (typeof INTEGRATION_STATUSES)[number];
-
-export interface IntegrationState {
-  name: string;
-  /** The organization the teams belonged to at creation (null: one team outside any organization). */
-  organization: string | null;
-  teams: string[];
-  allowlist: string[];
-  status: IntegrationStatus;
-  livemode: boolean;
-  createdAt: string;
-  revokedAt: string | null;
-}
 
 export interface KeySummary {
   id: string;

@@ -5,7 +5,7 @@ import { base62 } from '../ids.js';
 import { readSetting } from '../settings.js';
 import type { Entity, Store, WriteTx } from '../store/store.js';
 import { AdminError } from './admin-error.js';
-import type { IntegrationState } from './integrations.js';
+import type { IntegrationState } from './integration-state.js';
 
 // Secret keys: `crmx_live_` + a 12-character lookup id + a 32-character secret, both base62 from the
 // system CSPRNG (32 base62 characters carry 190.5 bits). Only HMAC-SHA-256(pepper, key) is stored.

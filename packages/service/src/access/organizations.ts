@@ -1,16 +1,9 @@
 import { base62 } from '../ids.js';
+import { ORGANIZATION_PLANS, type OrganizationPlan, TEAM_STATES, type TeamStateValue } from '../schemas/enums.js';
 import type { Entity, Store } from '../store/store.js';
+import type { OrganizationState } from '../write/types.js';
 import { AdminError } from './admin-error.js';
-import {
-  holdsDataMetaKey,
-  ORGANIZATION_PLANS,
-  type OrganizationPlan,
-  type OrganizationState,
-  TEAM_STATES,
-  type TeamAccessState,
-  type TeamStateValue,
-  teamHoldsData,
-} from './eligibility.js';
+import { holdsDataMetaKey, type TeamAccessState, teamHoldsData } from './eligibility.js';
 
 // Operator changes to the access-related fields of organizations and teams. Teams themselves are created
 // by the write side (`team.upsert`); these only change plan, state, sector, legal setup and organization.

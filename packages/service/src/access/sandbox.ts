@@ -2,7 +2,7 @@ import type { Clock } from '../clock.js';
 import { iso } from '../clock.js';
 import type { Limits } from '../config.js';
 import { base62 } from '../ids.js';
-import type { RecordKind } from '../schemas/enums.js';
+import type { RecordKind, RemovalReason } from '../schemas/enums.js';
 import type { Store } from '../store/store.js';
 import { Crm } from '../write/crm.js';
 import type { CrmEvent } from '../write/events.js';
@@ -10,7 +10,7 @@ import { WriteError } from '../write/write-error.js';
 import { AdminError } from './admin-error.js';
 import type { TeamAccessState } from './eligibility.js';
 import { ENDPOINT_NAMES, isEndpointName } from './endpoints.js';
-import type { IntegrationState } from './integrations.js';
+import type { IntegrationState } from './integration-state.js';
 import { utcDay } from './limits/rate-limits.js';
 
 // Sandbox fault switches (docs/testing-your-consumer.md): an operator makes an example team (livemode
@@ -217,8 +217,6 @@ const REMOVALS: Partial<Record<RecordKind, { erased?: string; deleted: string; f
   booking: { deleted: 'booking.deleted', field: 'booking' },
 };
 
-export type RemovalKind = 'erased' | 'deleted';
-
 /**
  * Erases or deletes one record of the example team through the write side (the event the CRM would send),
  * so the feed carries its removal like any other.
@@ -228,8 +226,8 @@ export async function removeRecord(
   clock: Clock,
   team: string,
   record: string,
-  how: RemovalKind,
-): Promise<{ team: string; record: string; removed: RemovalKind }> {
+  how: RemovalReason,
+): Promise<{ team: string; record: string; removed: RemovalReason }> {
   await exampleTeam(store, team);
   const kind = record.slice(0, record.indexOf('_')) as RecordKind;
   const removal = REMOVALS[kind];

@@ -5,7 +5,6 @@ import {
   holdNotReady,
   type IntegrationFault,
   parseDuration,
-  type RemovalKind,
   refuseCursors,
   removeRecord,
   setTeamCapability,
@@ -13,6 +12,7 @@ import {
   spendIntegration,
 } from '../access/sandbox.js';
 import { systemClock } from '../clock.js';
+import { REMOVAL_REASONS } from '../schemas/enums.js';
 import { readLimits } from '../settings.js';
 import { type CommonOptions, common, type OpenStore, parseFlag, run } from './admin-run.js';
 
@@ -115,7 +115,7 @@ export function registerSandboxCommands(admin: Command, open: OpenStore): void {
       ),
     );
 
-  for (const how of ['erased', 'deleted'] as const satisfies readonly RemovalKind[]) {
+  for (const how of REMOVAL_REASONS) {
     const name = how === 'erased' ? 'erase' : 'delete';
     teamCommand(sandbox, name, `${name} one record of the team through the write side (its removal enters the feed)`)
       .requiredOption('--record <id>', 'lead_..., call_..., conversation_... or booking_... (delete only)')

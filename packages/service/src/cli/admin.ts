@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
 import { AdminError } from '../access/admin-error.js';
-import { ORGANIZATION_PLANS, type OrganizationPlan, TEAM_STATES, type TeamStateValue } from '../access/eligibility.js';
 import {
   changeTeam,
   createOrganization,
@@ -11,6 +10,7 @@ import {
   setOrganizationPlan,
   type TeamSummary,
 } from '../access/organizations.js';
+import { ORGANIZATION_PLANS, type OrganizationPlan, TEAM_STATES, type TeamStateValue } from '../schemas/enums.js';
 import { registerAuditCommands } from './admin-audit.js';
 import { registerIntegrationCommands } from './admin-integrations.js';
 import { type CommonOptions, common, type OpenStore, parseFlag, run, table } from './admin-run.js';

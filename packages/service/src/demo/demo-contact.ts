@@ -1,3 +1,4 @@
+import { PRIORITIES } from '../schemas/enums.js';
 import type { CaptureInput, CrmEvent, EventOf } from '../write/events.js';
 import type { DemoRandom } from './demo-random.js';
 import type { TeamPlan } from './demo-team.js';
@@ -155,7 +156,7 @@ export function newPerson(
       email: hasEmail ? rng.faker.internet.email({ firstName: first, lastName: last }).toLowerCase() : null,
       company: rng.chance(0.4) ? rng.faker.company.name() : null,
       phone: rawPhone(rng, plan, index),
-      priority: rng.chance(0.6) ? rng.pick(['low', 'medium', 'high', 'urgent'] as const) : null,
+      priority: rng.chance(0.6) ? rng.pick(PRIORITIES) : null,
       tags: rng.some(['lead', 'booking', 'vip', 'returning', 'newsletter'], 0, 2),
       estimated_value: rng.chance(0.7) ? rng.int(5, 400) * 50 : null,
       source: source.source,

@@ -1,7 +1,8 @@
+import type { BookingStatus, ConversationStatus, WhatsappDeliveryStatus } from '../schemas/enums.js';
 import type { CrmEvent, EventOf } from '../write/events.js';
 import { variant } from './demo-contact.js';
-import type { Story } from './demo-lead.js';
 import type { DemoRandom } from './demo-random.js';
+import type { Story } from './demo-stories.js';
 import type { TeamPlan } from './demo-team.js';
 import type { Timeline } from './demo-timeline.js';
 
@@ -48,11 +49,11 @@ const CALLS: readonly CallShape[] = [
 const CALL_WEIGHTS = [20, 6, 6, 14, 14, 4, 8, 4, 6, 3, 2, 6, 1, 0.5];
 
 type Message = Omit<EventOf<'message.recorded'>, 'type' | 'at' | 'message' | 'conversation'> & {
-  receipt?: 'delivered' | 'read' | 'failed';
+  receipt?: WhatsappDeliveryStatus;
 };
 interface ConversationShape {
   channel: EventOf<'conversation.started'>['channel'];
-  status: 'open' | 'pending' | 'closed';
+  status: ConversationStatus;
   messages: Message[];
   /** Erase the first message afterwards (it no longer counts for the response facet). */
   eraseFirst?: boolean;
@@ -117,7 +118,8 @@ const CONVERSATIONS: readonly ConversationShape[] = [
 ];
 const CONVERSATION_WEIGHTS = [30, 5, 10, 12, 12, 5, 5, 2, 3];
 
-const BOOKING_ENDS = ['scheduled', 'completed', 'cancelled', 'no_show'] as const;
+// Every booking status, in the order of their weights.
+const BOOKING_ENDS = ['scheduled', 'completed', 'cancelled', 'no_show'] as const satisfies readonly BookingStatus[];
 const BOOKING_WEIGHTS = [40, 35, 15, 10];
 
 export interface InteractionInput {

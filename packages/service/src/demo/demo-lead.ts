@@ -3,31 +3,9 @@ import type { CrmEvent } from '../write/events.js';
 import { newPerson, submissions, variant } from './demo-contact.js';
 import { interactions } from './demo-interactions.js';
 import type { DemoRandom } from './demo-random.js';
+import { STORIES, STORY_WEIGHTS, type Story } from './demo-stories.js';
 import type { TeamPlan } from './demo-team.js';
 import type { Timeline } from './demo-timeline.js';
-
-/** Where a lead's story ends. The first leads of a team walk this list in order, so every one shows. */
-export const STORIES = [
-  'new',
-  'contacted',
-  'qualified',
-  'negotiating',
-  'converted',
-  'converted_cleared',
-  'lost',
-  'unreachable',
-  'archived',
-  'unarchived',
-  'revived',
-  'merged',
-  'transferred',
-  'client',
-  'onboarding',
-  'erased',
-  'deleted',
-] as const;
-export type Story = (typeof STORIES)[number];
-const STORY_WEIGHTS = [14, 12, 10, 7, 8, 4, 8, 5, 8, 3, 3, 3, 2, 9, 3, 0.5, 0.5];
 
 /** Counters of a team that pick variants shown once per kind (for example the ad submission shapes). */
 export interface TeamCounters {

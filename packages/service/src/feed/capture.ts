@@ -1,4 +1,4 @@
-import type { IntegrationState } from '../access/integrations.js';
+import type { IntegrationState } from '../access/integration-state.js';
 import { type Clock, iso } from '../clock.js';
 import { ApiError } from '../errors/catalogue.js';
 import type { Store } from '../store/store.js';

@@ -2,6 +2,7 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
 import type { PageCache } from '../http/page-cache.js';
 import type { RequestOutcome } from '../http/request-log.js';
 import type { PoolUsage, Store } from '../store/store.js';
+import type { RedisState } from './ops-server.js';
 
 // The process's Prometheus metrics (docs/operations.md, "Metrics"), served on the operator listener.
 // The request path only increments counters whose labels are bounded: route templates, methods, statuses,
@@ -16,7 +17,7 @@ export type LimiterDecision = 'allowed' | 'refused';
 /** Where the scrape-time gauges read from; each is optional. */
 export interface MetricSources {
   /** The limits' backend: Redis shared, Redis away (memory), or memory only (no REDIS_URL). */
-  redisState?: () => 'up' | 'away' | 'off';
+  redisState?: () => RedisState;
   pageCache?: PageCache;
   store?: Pick<Store, 'feedHeadTimes' | 'poolUsage'>;
   /** Milliseconds since the epoch (the server's clock). */

@@ -49,29 +49,26 @@ export type LeadSource = (typeof LEAD_SOURCES)[number];
 export const SOURCE_PROVENANCES = ['server_written', 'member_editable'] as const;
 export type SourceProvenance = (typeof SOURCE_PROVENANCES)[number];
 
-export const ACTIVITY_TYPES = [
-  'status_changed',
-  'archived',
-  'unarchived',
-  'revived',
-  'stage_changed',
-  'assignees_changed',
-] as const;
-export type ActivityType = (typeof ACTIVITY_TYPES)[number];
+/** Activities that record a move of the lead's status (their `from` and `to` are statuses). */
 export const STATUS_ACTIVITY_TYPES = ['status_changed', 'archived', 'unarchived', 'revived'] as const;
+export type StatusActivityType = (typeof STATUS_ACTIVITY_TYPES)[number];
+export const ACTIVITY_TYPES = [...STATUS_ACTIVITY_TYPES, 'stage_changed', 'assignees_changed'] as const;
+export type ActivityType = (typeof ACTIVITY_TYPES)[number];
 
 export const CALL_DIRECTIONS = ['inbound', 'outbound'] as const;
 export type CallDirection = (typeof CALL_DIRECTIONS)[number];
 
-export const CALL_OUTCOMES = [
+/** Outcomes someone classified: what a call event's verdict (inbound verdict, voice-platform analysis) can say. */
+export const CLASSIFIED_CALL_OUTCOMES = [
   'answered_human',
   'answered_ai',
   'voicemail',
   'no_answer',
   'busy',
   'failed',
-  'unknown',
 ] as const;
+export type ClassifiedCallOutcome = (typeof CLASSIFIED_CALL_OUTCOMES)[number];
+export const CALL_OUTCOMES = [...CLASSIFIED_CALL_OUTCOMES, 'unknown'] as const;
 export type CallOutcome = (typeof CALL_OUTCOMES)[number];
 
 export const OUTCOME_BASES = [
@@ -84,6 +81,7 @@ export const OUTCOME_BASES = [
 ] as const;
 export type OutcomeBasis = (typeof OUTCOME_BASES)[number];
 
+/** Also what a WhatsApp receipt event reports: the facet exports the receipt as it came. */
 export const WHATSAPP_DELIVERY_STATUSES = ['delivered', 'read', 'failed'] as const;
 export type WhatsappDeliveryStatus = (typeof WHATSAPP_DELIVERY_STATUSES)[number];
 
@@ -123,6 +121,14 @@ export type RecordKind = (typeof RECORD_KINDS)[number];
 
 export const REMOVAL_REASONS = ['erased', 'deleted'] as const;
 export type RemovalReason = (typeof REMOVAL_REASONS)[number];
+
+/** A team's state: only `active` teams are served (access control reads it, the write side sets it). */
+export const TEAM_STATES = ['active', 'disabled', 'archived', 'billing_only', 'api_paused'] as const;
+export type TeamStateValue = (typeof TEAM_STATES)[number];
+
+/** An organization's plan: `api_included` entitles its teams to keys. */
+export const ORGANIZATION_PLANS = ['api_included', 'no_api'] as const;
+export type OrganizationPlan = (typeof ORGANIZATION_PLANS)[number];
 
 export const SCOPES = ['teams:read', 'crm:read', 'calls:read', 'messages:read', 'calendar:read'] as const;
 export type Scope = (typeof SCOPES)[number];

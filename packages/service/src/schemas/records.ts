@@ -1,6 +1,5 @@
-import { type Static, Type } from 'typebox';
+import { type Static, type TSchema, Type } from 'typebox';
 import {
-  ACTIVITY_TYPES,
   ACTOR_KINDS,
   ARCHIVE_REASONS,
   BOOKING_STATUSES,
@@ -14,8 +13,10 @@ import {
   PHONE_STATUSES,
   PRIORITIES,
   RECORD_KINDS_OF_LEAD,
+  type RecordKind,
   SCOPES,
   SOURCE_PROVENANCES,
+  STATUS_ACTIVITY_TYPES,
   WHATSAPP_DELIVERY_STATUSES,
 } from './enums.js';
 import { DateTime, Id, Nullable, Record_, StringEnum } from './helpers.js';
@@ -270,7 +271,7 @@ const activityCommon = {
 
 export const StatusActivity = Record_({
   ...activityCommon,
-  type: StringEnum(['status_changed', 'archived', 'unarchived', 'revived'] as const),
+  type: StringEnum(STATUS_ACTIVITY_TYPES),
   from: Nullable(StringEnum(LEAD_STATUSES)),
   to: StringEnum(LEAD_STATUSES),
 });
@@ -288,7 +289,6 @@ export const AssigneesActivity = Record_({
 });
 export const Activity = Type.Union([StatusActivity, StageActivity, AssigneesActivity], { $id: 'Activity' });
 export type Activity = Static<typeof Activity>;
-export const ACTIVITY_TYPE_VALUES = ACTIVITY_TYPES;
 
 export const Call = Record_(
   {
@@ -354,6 +354,24 @@ export const Booking = Record_(
   { $id: 'Booking' },
 );
 export type Booking = Static<typeof Booking>;
+
+/** The schema of every kind the records table holds: the shape its stored JSON has. */
+export const RECORD_SCHEMAS = {
+  lead: Lead,
+  lead_attribution: LeadAttribution,
+  lead_response: LeadResponse,
+  activity: Activity,
+  call: Call,
+  conversation: Conversation,
+  booking: Booking,
+  board: Board,
+  team: Team,
+  member: Member,
+  booking_service: BookingService,
+} as const satisfies Record<RecordKind, TSchema>;
+
+/** The exported shape of a record kind, as its schema declares it: what a projection must build. */
+export type RecordOf<K extends RecordKind> = { [Kind in RecordKind]: Static<(typeof RECORD_SCHEMAS)[Kind]> }[K];
 
 export const Health = Record_({ object: Type.Literal('health'), status: Type.Literal('ok') }, { $id: 'Health' });
 export type Health = Static<typeof Health>;

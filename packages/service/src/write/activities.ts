@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import type { ActorKind, LeadStatus } from '../schemas/enums.js';
+import type { ActorKind } from '../schemas/enums.js';
 import type { Entity } from '../store/store.js';
 import type { WriteContext } from './context.js';
-import { publish } from './publish.js';
+import { PENDING, type Projection, publish } from './publish.js';
 import type { ActivityState, LeadState } from './types.js';
 
 // Activities record one status, stage or assignee transition each and never change once written.
@@ -17,11 +17,24 @@ function activityId(lead: string, seq: number): string {
   return id;
 }
 
-type Place = { stage: string; board: string | null };
-export type Transition =
-  | { type: 'status_changed' | 'archived' | 'unarchived' | 'revived'; from: LeadStatus | null; to: LeadStatus }
-  | { type: 'stage_changed'; from: Place | null; to: Place }
-  | { type: 'assignees_changed'; from: string[]; to: string[] };
+/** What an activity records, one variant per activity schema: its `type`, `from` and `to`. */
+type TransitionOf<A> = A extends Projection<'activity'> ? Pick<A, 'type' | 'from' | 'to'> : never;
+export type Transition = TransitionOf<Projection<'activity'>>;
+
+/**
+ * The transition's fields in the schema's key order whatever order the caller wrote them in (stored
+ * JSON is compared as text); each branch narrows the variant so the projection keeps its type.
+ */
+function transitionFields(t: Transition): Transition {
+  switch (t.type) {
+    case 'stage_changed':
+      return { type: t.type, from: t.from, to: t.to };
+    case 'assignees_changed':
+      return { type: t.type, from: t.from, to: t.to };
+    default:
+      return { type: t.type, from: t.from, to: t.to };
+  }
+}
 
 export interface ActivityContext {
   actor: ActorKind;
@@ -44,7 +57,7 @@ export async function recordActivity(
   const id = activityId(lead.id, seq);
   const stageId = c.stage === undefined ? lead.state.stage : c.stage;
   const stage = stageId ? await ctx.findStage(team, stageId) : undefined;
-  const projection = {
+  const projection: Projection<'activity'> = {
     id,
     object: 'activity',
     livemode: await ctx.livemode(team),
@@ -54,11 +67,8 @@ export async function recordActivity(
     actor_kind: c.actor,
     stage_snapshot: stageId && stage ? { stage: stageId, board: stage.board, name: stage.name } : null,
     value_snapshot: c.value === undefined ? lead.state.estimatedValue : c.value,
-    version: 0,
-    updated_at: '',
-    type: transition.type,
-    from: transition.from,
-    to: transition.to,
+    ...PENDING,
+    ...transitionFields(transition),
   };
   await publish(ctx.tx, ctx.clock, 'activity', id, team, projection, { lead: lead.id });
   await ctx.tx.putEntity<ActivityState>({ kind: 'activity', id, team, parent: lead.id, state: { lead: lead.id } });

@@ -4,12 +4,16 @@ import {
   ACTOR_KINDS,
   BOOKING_STATUSES,
   CALL_DIRECTIONS,
+  CLASSIFIED_CALL_OUTCOMES,
   CONVERSATION_CHANNELS,
   CONVERSATION_STATUSES,
   LEAD_SOURCES,
   LEAD_STATUSES,
+  ORGANIZATION_PLANS,
   PRIORITIES,
   SOURCE_PROVENANCES,
+  TEAM_STATES,
+  WHATSAPP_DELIVERY_STATUSES,
 } from '../schemas/enums.js';
 import { Id, Nullable, StringEnum } from '../schemas/helpers.js';
 import { DATE_TIME_PATTERN, normaliseDateTime } from './date-time.js';
@@ -28,15 +32,9 @@ export type CallLine = (typeof CALL_LINES)[number];
 export const CARRIER_RESULTS = ['answered', 'no_answer', 'busy', 'failed'] as const;
 export type CarrierResult = (typeof CARRIER_RESULTS)[number];
 
-/** Classified outcomes an event can report (own-line inbound verdict, voice-platform analysis). */
-export const CALL_VERDICTS = ['answered_human', 'answered_ai', 'voicemail', 'no_answer', 'busy', 'failed'] as const;
-
 export const MESSAGE_DIRECTIONS = ['inbound', 'outbound'] as const;
 /** Why an outbound message was sent; null is a message recorded without purpose. */
 export const MESSAGE_PURPOSES = ['reply', 'outreach', 'transactional'] as const;
-export const WHATSAPP_RECEIPTS = ['delivered', 'read', 'failed'] as const;
-export const ORGANIZATION_PLANS = ['api_included', 'no_api'] as const;
-export const TEAM_STATES = ['active', 'disabled', 'archived', 'billing_only', 'api_paused'] as const;
 
 /** Fields an event may carry that are never stored (content). */
 export const CONTENT_FIELDS = [
@@ -153,7 +151,7 @@ const CallFields = {
   duration_seconds: Opt(Nullable(Type.Number({ minimum: 0 }))),
   live: Opt(Type.Boolean()),
   carrier_result: Opt(Nullable(StringEnum(CARRIER_RESULTS))),
-  verdict: Opt(Nullable(StringEnum(CALL_VERDICTS))),
+  verdict: Opt(Nullable(StringEnum(CLASSIFIED_CALL_OUTCOMES))),
 };
 
 export const EVENT_SCHEMAS = {
@@ -376,7 +374,7 @@ export const EVENT_SCHEMAS = {
   ),
   'message.receipt': Event(
     'message.receipt',
-    { message: InternalId, status: StringEnum(WHATSAPP_RECEIPTS) },
+    { message: InternalId, status: StringEnum(WHATSAPP_DELIVERY_STATUSES) },
     'a WhatsApp delivery receipt (failed also marks the message failed)',
   ),
   'message.erased': Event('message.erased', { message: InternalId }, 'a message is erased'),

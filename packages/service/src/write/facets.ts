@@ -3,13 +3,11 @@ import type { Entity } from '../store/store.js';
 import { callOutcome } from './call-outcome.js';
 import type { WriteContext } from './context.js';
 import type { CaptureInput } from './events.js';
-import { publish } from './publish.js';
+import { PENDING, type Projection, publish } from './publish.js';
 import type { CallState, ConversationState, LeadState, MessageState, SubmissionState } from './types.js';
 
 // The two lead facets. Each has its own version, so a new message changes the response facet and
 // never the lead.
-
-const PENDING = { version: 0, updated_at: '' };
 
 type Named = { id?: string | null; name?: string | null } | undefined;
 const provenanced = (value: string | null | undefined) => ({
@@ -73,7 +71,7 @@ export async function publishAttribution(ctx: WriteContext, lead: Entity<LeadSta
   const team = lead.team as string;
   const latest = newestSubmission(await ctx.tx.findEntities<SubmissionState>('submission', { parent: lead.id }))?.state;
   const group = (g: { id: string | null; name: string | null } | null) => (g ? { id: g.id, name: g.name } : null);
-  const projection = {
+  const projection: Projection<'lead_attribution'> = {
     id: lead.id,
     object: 'lead_attribution',
     livemode: await ctx.livemode(team),
@@ -143,7 +141,7 @@ export async function publishResponse(ctx: WriteContext, lead: Entity<LeadState>
     conversations.map((c) => c.state.channel).filter((ch) => !CHANNELS_WITH_DELIVERY_DATA.has(ch)),
   );
 
-  const projection = {
+  const projection: Projection<'lead_response'> = {
     id: lead.id,
     object: 'lead_response',
     livemode: await ctx.livemode(team),

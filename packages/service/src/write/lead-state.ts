@@ -1,4 +1,4 @@
-import type { ActorKind, LeadStatus } from '../schemas/enums.js';
+import type { ActorKind, LeadStatus, StatusActivityType } from '../schemas/enums.js';
 import type { Entity } from '../store/store.js';
 import { recordActivity } from './activities.js';
 import type { WriteContext } from './context.js';
@@ -6,8 +6,6 @@ import type { LeadState } from './types.js';
 
 // Status moves shared by every operation that changes a lead's status, so the fields that depend on
 // the status (archive fields, converted_at, status_set_by) and the activity stay consistent.
-
-export type StatusActivityType = 'status_changed' | 'archived' | 'unarchived' | 'revived';
 
 export interface StatusMove {
   type: StatusActivityType;

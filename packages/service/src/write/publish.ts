@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.js';
 import { iso } from '../clock.js';
 import { FEED_KINDS, type FeedKind, type RecordKind, type RemovalReason } from '../schemas/enums.js';
+import type { RecordOf } from '../schemas/records.js';
 import type { RecordRow, WriteTx } from '../store/store.js';
 import { CachedTx, type RecordMemo } from './cached-tx.js';
 import { WriteError } from './write-error.js';
@@ -13,8 +14,17 @@ export type FilterColumns = Partial<Pick<RecordRow, 'lead' | 'board' | 'stage' |
 
 const FEED = new Set<string>(FEED_KINDS);
 
-/** Projections of feed records carry `version` and `updated_at` placeholders that `publish` fills. */
-export type Projection = Record<string, unknown> & { version: number; updated_at: string };
+/**
+ * A feed record's exported shape as its schema declares it, so a missing, misspelled or extra field fails
+ * the type check. Its `version` and `updated_at` are placeholders that `publish` fills.
+ */
+export type Projection<K extends FeedKind> = RecordOf<K>;
+
+/** The placeholders a projection carries until `publish` gives it a version. */
+export const PENDING = { version: 0, updated_at: '' } as const;
+
+/** Never-fed records (teams, members, bookable services), written whole. */
+type ListedKind = Exclude<RecordKind, FeedKind>;
 
 const SLOT = '"version":-1,"updated_at":""';
 
@@ -22,7 +32,7 @@ const SLOT = '"version":-1,"updated_at":""';
  * The projection serialized once with a slot for `version` and `updated_at` (adjacent in every
  * projection), so comparing with the stored JSON and writing the new version cost one `JSON.stringify`.
  */
-function serializer(projection: Projection): (version: number, updatedAt: string) => string {
+function serializer(projection: Projection<FeedKind>): (version: number, updatedAt: string) => string {
   const template = JSON.stringify({ ...projection, version: -1, updated_at: '' });
   const at = template.indexOf(SLOT);
   if (at < 0) return (version, updatedAt) => JSON.stringify({ ...projection, version, updated_at: updatedAt });
@@ -83,13 +93,13 @@ function row(
 }
 
 /** Writes a feed record when its exported projection changed; returns whether a version was written. */
-export async function publish(
+export async function publish<K extends FeedKind>(
   tx: WriteTx,
   clock: Clock,
-  kind: FeedKind,
+  kind: K,
   id: string,
   team: string,
-  projection: Projection,
+  projection: Projection<K>,
   filters: FilterColumns = {},
 ): Promise<boolean> {
   const existing = await cached(tx).current(kind, id);
@@ -106,13 +116,13 @@ export async function publish(
 }
 
 /** Writes a never-fed record (team, member, bookable service) when it changed. */
-export async function publishListed(
+export async function publishListed<K extends ListedKind>(
   tx: WriteTx,
   clock: Clock,
-  kind: 'team' | 'member' | 'booking_service',
+  kind: K,
   id: string,
   team: string,
-  record: Record<string, unknown>,
+  record: RecordOf<K>,
 ): Promise<void> {
   const existing = await cached(tx).current(kind, id);
   const json = JSON.stringify(record);

@@ -3,39 +3,34 @@ import type {
   ArchiveReason,
   BookingStatus,
   CallDirection,
+  ClassifiedCallOutcome,
   ConversationChannel,
   ConversationStatus,
   LeadSource,
   LeadStatus,
+  OrganizationPlan,
   PhoneStatus,
   Priority,
   SourceProvenance,
+  TeamStateValue,
+  WhatsappDeliveryStatus,
 } from '../schemas/enums.js';
 import type { OriginalCapture } from '../schemas/records.js';
-import type {
-  CALL_VERDICTS,
-  CallLine,
-  CarrierResult,
-  MESSAGE_DIRECTIONS,
-  MESSAGE_PURPOSES,
-  ORGANIZATION_PLANS,
-  TEAM_STATES,
-  WHATSAPP_RECEIPTS,
-} from './events.js';
+import type { CallLine, CarrierResult, MESSAGE_DIRECTIONS, MESSAGE_PURPOSES } from './events.js';
 
 // Internal state of the write side, one shape per entity kind. Never exported as is: projections
 // turn it into records. Content (text, notes, transcripts, form answers) has no field here on purpose.
 
 export interface OrganizationState {
   name: string;
-  plan: (typeof ORGANIZATION_PLANS)[number];
+  plan: OrganizationPlan;
   apiAgreed: boolean;
 }
 
 /** Read and changed by access control too: keep these names. */
 export interface TeamState {
   organization: string | null;
-  state: (typeof TEAM_STATES)[number];
+  state: TeamStateValue;
   legalSetupDone: boolean;
   sensitiveSector: boolean;
   livemode: boolean;
@@ -145,7 +140,7 @@ export interface CallState {
   durationSeconds: number | null;
   live: boolean;
   carrierResult: CarrierResult | null;
-  verdict: (typeof CALL_VERDICTS)[number] | null;
+  verdict: ClassifiedCallOutcome | null;
 }
 
 export interface ConversationState {
@@ -168,7 +163,7 @@ export interface MessageState {
   visitorTurn: boolean;
   at: string;
   seq: number;
-  receipt: (typeof WHATSAPP_RECEIPTS)[number] | null;
+  receipt: WhatsappDeliveryStatus | null;
 }
 
 export interface BookingState {

@@ -1,11 +1,11 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { AdminError } from '../../src/access/admin-error.js';
 import { allowlistAllows } from '../../src/access/allowlist.js';
+import type { IntegrationState } from '../../src/access/integration-state.js';
 import {
   changeAllowlist,
   createIntegration,
   getIntegration,
-  type IntegrationState,
   revokeIntegration,
 } from '../../src/access/integrations.js';
 import {

@@ -1,6 +1,6 @@
 import { beforeAll, expect, it } from 'vitest';
 import { demoTeamIds } from '../../src/demo/demo-generator.js';
-import { STORIES } from '../../src/demo/demo-lead.js';
+import { STORIES } from '../../src/demo/demo-stories.js';
 import { runDemo } from '../../src/demo/run-demo.js';
 import {
   BOOKING_STATUSES,

@@ -9,7 +9,7 @@ import { SCOPES } from '../../src/schemas/enums.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import type { Store } from '../../src/store/store.js';
 import { Crm } from '../../src/write/crm.js';
-import { publish } from '../../src/write/publish.js';
+import { type Projection, publish } from '../../src/write/publish.js';
 import { describeEachBackend } from '../support/backends.js';
 import { ConsumerMirror, serviceData } from './consumer-mirror.js';
 import type { FeedPageJson } from './feed-world.js';
@@ -93,8 +93,9 @@ describeEachBackend('changes feed: concurrent writers', (makeStore, backend) => 
           if (Math.random() < 0.3) await sleep(rnd(15));
           for (let k = 1 + rnd(3); k > 0; k--) {
             const id = `lead_${team.slice(5)}r${rnd(RECORDS)}`;
-            const projection = { id, object: 'lead', team, n: n++, version: 0, updated_at: '' };
-            await publish(tx, clock, 'lead', id, team, projection);
+            // A stand-in body that changes on every write: this test checks feed order, not the lead's shape.
+            const body = { id, object: 'lead', team, n: n++, version: 0, updated_at: '' };
+            await publish(tx, clock, 'lead', id, team, body as unknown as Projection<'lead'>);
           }
           // A commit delayed past several polls of the reader.
           if (Math.random() < 0.3) await sleep(rnd(30));

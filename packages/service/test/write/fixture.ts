@@ -1,14 +1,11 @@
-import type { TSchema } from 'typebox';
-import { Compile } from 'typebox/compile';
-import { expect } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import type { FeedKind, RecordKind } from '../../src/schemas/enums.js';
-import * as schemas from '../../src/schemas/records.js';
 import type { FeedRow, Store } from '../../src/store/store.js';
 import type { CrmOptions } from '../../src/write/context.js';
 import { Crm } from '../../src/write/crm.js';
 import type { CrmEvent } from '../../src/write/events.js';
 import type { MakeStore } from '../support/backends.js';
+import { shapeProblem } from '../support/record-shape.js';
 
 // A small organization every write-side test starts from: two teams, members, a board with three
 // stages and a bookable service. Events are written the way a caller writes them.
@@ -21,21 +18,6 @@ export const BOARD = 'brd_Sales';
 export const STAGES = ['stg_New', 'stg_Call', 'stg_Won'] as const;
 export const MEMBERS = ['mem_Zed', 'mem_Amy', 'mem_Bob'] as const;
 export const SERVICE = 'svc_Visit';
-
-const SCHEMAS: Record<RecordKind, TSchema> = {
-  lead: schemas.Lead,
-  lead_attribution: schemas.LeadAttribution,
-  lead_response: schemas.LeadResponse,
-  activity: schemas.Activity,
-  call: schemas.Call,
-  conversation: schemas.Conversation,
-  booking: schemas.Booking,
-  board: schemas.Board,
-  team: schemas.Team,
-  member: schemas.Member,
-  booking_service: schemas.BookingService,
-};
-const validators = Object.fromEntries(Object.entries(SCHEMAS).map(([k, s]) => [k, Compile(s)]));
 
 /** A parsed record; tests reach into it freely. */
 // biome-ignore lint/suspicious/noExplicitAny: parsed JSON read by assertions
@@ -56,17 +38,6 @@ export interface World {
   activities(lead: string): Promise<Json[]>;
 }
 
-function expectKeyOrder(schema: unknown, value: Json): void {
-  const s = schema as { properties?: Record<string, unknown>; anyOf?: unknown[] };
-  if (s.anyOf) {
-    const variant = s.anyOf.find((v) => Compile(v as TSchema).Check(value));
-    expectKeyOrder(variant, value);
-    return;
-  }
-  if (!s.properties) return;
-  expect(Object.keys(value)).toEqual(Object.keys(s.properties));
-}
-
 export async function world(makeStore: MakeStore, options: Partial<CrmOptions> = {}): Promise<World> {
   const store = await makeStore();
   const clock = new ManualClock(Date.parse('2026-01-15T09:00:00.000Z'));
@@ -82,10 +53,8 @@ export async function world(makeStore: MakeStore, options: Partial<CrmOptions> =
       const r = await store.getRecord(kind, id);
       if (!r?.json) return undefined;
       const value = JSON.parse(r.json) as Json;
-      const v = validators[kind];
-      if (v && !v.Check(value))
-        throw new Error(`${kind} ${id} does not match its schema: ${JSON.stringify([...v.Errors(value)][0])}`);
-      expectKeyOrder(SCHEMAS[kind], value);
+      const problem = shapeProblem(kind, value);
+      if (problem) throw new Error(`${kind} ${id} ${problem}`);
       return value;
     },
     version: async (kind, id) => (await store.getRecord(kind, id))?.version,
