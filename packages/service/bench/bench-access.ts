@@ -38,12 +38,15 @@ export function openAccess(teams: readonly string[]): AccessControl {
   };
 }
 
-/** Everything of `real` (firewall, switches, key, team checks) except the rate limit and quota. */
+/**
+ * Everything of `real` (firewall, switches, key, team checks) except the rate limit and quota. With no charge,
+ * no lock is left to it: the firewall block and the address lock are checked up front.
+ */
 export function withoutLimits(real: AccessControl): AccessControl {
   return {
     firewallBlocked: (ip, wellFormed) => real.firewallBlocked(ip, wellFormed),
     checkSwitches: (endpoint) => real.checkSwitches(endpoint),
-    authenticate: (request) => real.authenticate(request),
+    authenticate: ({ deferred: _deferred, ...request }) => real.authenticate(request),
     requireScope: (principal, scope) => real.requireScope(principal, scope),
     checkTeam: (principal, team) => real.checkTeam(principal, team),
     reserve: async () => NOTHING_RESERVED,

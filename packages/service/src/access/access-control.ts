@@ -57,11 +57,42 @@ export interface AccessRequest {
   authorization: string | undefined;
   origin: string | undefined;
   ip: string;
+  /** The request's lock checks left to its charge; the address lockout joins them (absent: checked at once). */
+  deferred?: DeferredLocks | undefined;
+}
+
+/** Where a deferred lock check stands: waiting for the charge, or what the check found. */
+export type DeferredState = 'pending' | 'clear' | 'held';
+
+/**
+ * The lock checks of one request that wait for its charge, so the firewall block, the address lockout, the
+ * daily quota and the rate allowance take one Redis round trip together (docs/limits.md, "One round trip").
+ * A request whose answer comes before its charge (any refusal, a bad parameter) has them checked first, so a
+ * lock still answers before everything that comes after it in the order of the checks. Absent member: that
+ * lock was not deferred.
+ */
+export interface DeferredLocks {
+  readonly ip: string;
+  /** The firewall block of `ip`. */
+  firewall?: DeferredState;
+  /** The failed-authentication lock of `ip` (set by `authenticate`). */
+  address?: DeferredState;
+}
+
+/** A deferred firewall block found to hold: the firewall's plain 429 answers. */
+export class FirewallBlockedError extends Error {
+  constructor() {
+    super('address blocked by the firewall budget');
+    this.name = 'FirewallBlockedError';
+  }
 }
 
 export interface AccessControl {
-  /** Firewall budget of an address; true when the firewall must answer a plain 429. */
-  firewallBlocked(ip: string, hasWellFormedKey: boolean): Promise<boolean>;
+  /**
+   * Firewall budget of an address; true when the firewall must answer a plain 429. With `deferred` and a
+   * well-formed key, the block is left to the charge (`deferred.firewall` pending) when the implementation can.
+   */
+  firewallBlocked(ip: string, hasWellFormedKey: boolean, deferred?: DeferredLocks): Promise<boolean>;
   /** Operator switches: throws `api_disabled` or `capability_disabled` for this endpoint. */
   checkSwitches(endpoint: string): Promise<void>;
   /** Verifies the key and the request's address; counts failures and applies lockouts. */
@@ -73,8 +104,20 @@ export interface AccessControl {
   /**
    * Sets aside `items` (sync class) or one request (read class) up front; throws `rate_limited` or
    * `quota_exceeded` with the seconds to wait. `countsTowardQuota` is false for single records, search and /me.
+   * The pending locks of `deferred` are checked first, in the same step (refusals as `checkDeferred`).
    */
-  reserve(principal: Principal, rateClass: RateClass, items: number, countsTowardQuota: boolean): Promise<Reservation>;
+  reserve(
+    principal: Principal,
+    rateClass: RateClass,
+    items: number,
+    countsTowardQuota: boolean,
+    deferred?: DeferredLocks,
+  ): Promise<Reservation>;
+  /**
+   * Checks the request's pending locks now (it is answered before its charge): throws `FirewallBlockedError`
+   * or the lockout's `rate_limited` when one holds. Present whenever the implementation defers locks.
+   */
+  checkDeferred?(deferred: DeferredLocks): Promise<void>;
   /**
    * Sandbox faults of an example team (docs/testing-your-consumer.md): whether it answers as not prepared
    * and the endpoints switched off for it. Undefined for a live key; absent in access controls without sandbox.

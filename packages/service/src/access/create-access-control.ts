@@ -5,7 +5,14 @@ import { ApiError } from '../errors/catalogue.js';
 import { SCOPES, type Scope } from '../schemas/enums.js';
 import type { Entity, Store } from '../store/store.js';
 import type { OrganizationState } from '../write/types.js';
-import type { AccessControl, AccessRequest, Principal, RateClass, Reservation } from './access-control.js';
+import type {
+  AccessControl,
+  AccessRequest,
+  DeferredLocks,
+  Principal,
+  RateClass,
+  Reservation,
+} from './access-control.js';
 import { allowlistAllows } from './allowlist.js';
 import { type TeamAccessState, teamRefusal } from './eligibility.js';
 import type { IntegrationState } from './integration-state.js';
@@ -21,7 +28,7 @@ import {
 import { AuthLockout } from './limits/auth-lockout.js';
 import { createCounterStore } from './limits/counters.js';
 import { FirewallBudget } from './limits/firewall-budget.js';
-import { RateLimits, wholeSeconds } from './limits/rate-limits.js';
+import { RateLimits, type RefusingLock, wholeSeconds } from './limits/rate-limits.js';
 import type { AwayReason, HealthLogger } from './limits/redis-health.js';
 import {
   parseSandboxIntegration,
@@ -120,13 +127,54 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
       ? undefined
       : parseSandboxIntegration(await meta(sandboxIntegrationKey(principal.integrationId)));
 
-  const refuse = async (ip: string, keyId?: string): Promise<never> => {
-    await lockout.recordFailure(ip, keyId);
-    throw new ApiError('invalid_credentials');
+  /** The pending locks of `deferred`, in the order of the checks. */
+  const pendingLocks = (deferred: DeferredLocks | undefined) => {
+    const pending: { name: 'firewall' | 'address'; lock: RefusingLock }[] = [];
+    if (deferred?.firewall === 'pending') pending.push({ name: 'firewall', lock: firewall.block(deferred.ip) });
+    if (deferred?.address === 'pending') pending.push({ name: 'address', lock: lockout.addressLock(deferred.ip) });
+    return pending;
+  };
+  /** Records a check of the pending locks: those before the one that holds are clear, those after it moot. */
+  const record = (deferred: DeferredLocks, pending: ReturnType<typeof pendingLocks>, held: number) => {
+    for (const [i, { name }] of pending.entries()) {
+      if (held < 0 || i < held) deferred[name] = 'clear';
+      else if (i === held) deferred[name] = 'held';
+      else delete deferred[name];
+    }
+  };
+  /**
+   * Checks the pending locks of `deferred`, then `extra`, in one round trip: throws the refusal of a pending
+   * lock that holds, else returns the index in `extra` of the first that holds (-1 when none does).
+   */
+  const checkLocks = async (deferred: DeferredLocks | undefined, extra: readonly RefusingLock[] = []) => {
+    const pending = pendingLocks(deferred);
+    if (pending.length === 0 && extra.length === 0) return -1;
+    const charged = await counters.charge([...pending.map((p) => p.lock), ...extra], clock.now(), []);
+    const held = !charged.ok && 'lock' in charged ? charged.lock : -1;
+    if (deferred) record(deferred, pending, held);
+    if (held >= 0 && held < pending.length) throw (pending[held] as (typeof pending)[number]).lock.refusal();
+    return held < 0 ? -1 : held - pending.length;
+  };
+  /** A refusal of `authenticate`: the deferred locks answer first; `count` failures toward the lockout. */
+  const refuse = async (
+    deferred: DeferredLocks | undefined,
+    error: ApiError,
+    count?: { ip: string; keyId?: string },
+  ): Promise<never> => {
+    await checkLocks(deferred);
+    if (count) await lockout.recordFailure(count.ip, count.keyId);
+    throw error;
   };
 
   return {
-    firewallBlocked: (ip, hasWellFormedKey) => firewall.blocked(ip, hasWellFormedKey),
+    async firewallBlocked(ip, hasWellFormedKey, deferred) {
+      // A request with a well-formed key is charged before it reads anything: its block is checked then.
+      if (deferred && hasWellFormedKey) {
+        deferred.firewall = 'pending';
+        return false;
+      }
+      return firewall.blocked(ip, hasWellFormedKey);
+    },
 
     async checkSwitches(endpoint: string): Promise<void> {
       if (isOn(await meta(SWITCH_KEYS.apiDisabled))) throw new ApiError('api_disabled');
@@ -135,37 +183,39 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
     },
 
     async authenticate(request: AccessRequest): Promise<Principal> {
-      const { ip } = request;
-      if (await lockout.ipLocked(ip)) throw new ApiError('rate_limited', undefined, lockout.retryAfter);
+      const { ip, deferred } = request;
+      if (deferred) deferred.address = 'pending';
+      else if (await lockout.ipLocked(ip)) throw new ApiError('rate_limited', undefined, lockout.retryAfter);
       const token = bearerToken(request.authorization);
       if (token !== undefined && request.origin !== undefined && looksLikeSecretKey(token)) {
-        throw new ApiError('secret_key_in_browser');
+        return refuse(deferred, new ApiError('secret_key_in_browser'));
       }
       const parsed = token === undefined ? null : parseKey(token);
-      if (token === undefined || parsed === null) return refuse(ip);
+      if (token === undefined || parsed === null) return refuse(deferred, new ApiError('invalid_credentials'), { ip });
       const record = await loadKey(parsed.lookupId);
-      if (!record) return refuse(ip);
+      if (!record) return refuse(deferred, new ApiError('invalid_credentials'), { ip });
       const pepper = await getPepper(store);
       if (!keyMatches(pepper, token, record.key.state.digest)) {
-        if (await lockout.keyLocked(record.key.id)) {
+        // The deferred locks and the key's lock in one round trip.
+        if ((await checkLocks(deferred, [lockout.keyLock(record.key.id)])) === 0) {
           await lockout.recordFailure(ip);
           throw new ApiError('rate_limited', undefined, lockout.retryAfter);
         }
-        return refuse(ip, record.key.id);
+        return refuse(undefined, new ApiError('invalid_credentials'), { ip, keyId: record.key.id });
       }
       // From here the key is genuine: refusals are not counted as failed attempts.
       const status = effectiveKeyStatus(record.key.state, clock.now());
-      if (status === 'expired') throw new ApiError('key_expired');
+      if (status === 'expired') return refuse(deferred, new ApiError('key_expired'));
       if (status === 'revoked' || record.integration?.state.status !== 'active') {
-        throw new ApiError('invalid_credentials');
+        return refuse(deferred, new ApiError('invalid_credentials'));
       }
       const integration = record.integration;
-      if (!allowlistAllows(integration.state.allowlist, ip)) throw new ApiError('ip_not_allowed');
+      if (!allowlistAllows(integration.state.allowlist, ip)) return refuse(deferred, new ApiError('ip_not_allowed'));
       if (!integration.state.livemode) {
         // A sandbox lockout answers as the failed-authentication lockout does (docs/testing-your-consumer.md).
         const until = parseSandboxIntegration(await meta(sandboxIntegrationKey(integration.id))).lockedUntil;
         if (until !== undefined && clock.now() < until)
-          throw new ApiError('rate_limited', undefined, secondsUntil(until, clock.now()));
+          return refuse(deferred, new ApiError('rate_limited', undefined, secondsUntil(until, clock.now())));
       }
       return {
         integrationId: integration.id,
@@ -195,6 +245,7 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
       rateClass: RateClass,
       items: number,
       countsTowardQuota: boolean,
+      deferred?: DeferredLocks,
     ): Promise<Reservation> {
       const sandbox = await sandboxOf(principal);
       if (sandbox) {
@@ -202,12 +253,33 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
         // As a spent day or minute would answer: the day first, nothing counted.
         const day = sandbox.quotaExceededUntil;
         if (countsTowardQuota && day !== undefined && now < day)
-          throw new ApiError('quota_exceeded', undefined, wholeSeconds(day - now));
+          return refuse(deferred, new ApiError('quota_exceeded', undefined, wholeSeconds(day - now)));
         const minute = sandbox.rateLimitedUntil;
         if (minute !== undefined && now < minute)
-          throw new ApiError('rate_limited', undefined, wholeSeconds(minute - now));
+          return refuse(deferred, new ApiError('rate_limited', undefined, wholeSeconds(minute - now)));
       }
-      return rates.reserve(principal.integrationId, rateClass, items, countsTowardQuota);
+      const pending = pendingLocks(deferred);
+      let held = -1;
+      const locks = pending.map(({ lock }, i) => ({
+        ...lock,
+        refusal: () => {
+          held = i;
+          return lock.refusal();
+        },
+      }));
+      try {
+        const reservation = await rates.reserve(principal.integrationId, rateClass, items, countsTowardQuota, locks);
+        if (deferred) record(deferred, pending, -1);
+        return reservation;
+      } catch (error) {
+        // Refused by a lock, or by the quota or the rate allowance once every lock was clear.
+        if (deferred && (held >= 0 || error instanceof ApiError)) record(deferred, pending, held);
+        throw error;
+      }
+    },
+
+    checkDeferred: async (deferred) => {
+      await checkLocks(deferred);
     },
 
     async sandboxFaults(principal: Principal, team: string) {

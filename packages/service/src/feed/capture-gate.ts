@@ -37,11 +37,13 @@ export function captureGate(access: AccessControl, store: Pick<Store, 'getEntity
   const scope = new AsyncLocalStorage<RequestScope>();
   return {
     access: {
-      firewallBlocked: (ip, hasKey) => access.firewallBlocked(ip, hasKey),
+      firewallBlocked: (ip, hasKey, deferred) => access.firewallBlocked(ip, hasKey, deferred),
       checkSwitches: (endpoint) => access.checkSwitches(endpoint),
       authenticate: (request) => access.authenticate(request),
       requireScope: (principal, s) => access.requireScope(principal, s),
-      reserve: (principal, rateClass, items, quota) => access.reserve(principal, rateClass, items, quota),
+      reserve: (principal, rateClass, items, quota, deferred) =>
+        access.reserve(principal, rateClass, items, quota, deferred),
+      ...(access.checkDeferred ? { checkDeferred: access.checkDeferred.bind(access) } : {}),
       async checkTeam(principal: Principal, team: string): Promise<void> {
         const current = scope.getStore();
         if (current) current.request.team = team;

@@ -15,10 +15,10 @@ import { chargeHook, settleHook } from './charge.js';
 import { plainClientError } from './client-errors.js';
 import type { App, HttpDeps } from './context.js';
 import { CursorCodec, loadCursorSecret } from './cursor.js';
-import { accessHook, firewall } from './firewall.js';
+import { accessHook, firewall, lockAwareErrorHandler } from './firewall.js';
 import { NAMED_SCHEMAS, OPENAPI_OPTIONS } from './openapi.js';
 import { DEFAULT_PAGE_CACHE_BYTES, PageCache } from './page-cache.js';
-import { handleError, ProblemBodies, sendPlain, sendProblem } from './problem.js';
+import { ProblemBodies, sendPlain, sendProblem } from './problem.js';
 import { queryAwareValidatorFactory } from './query-validator.js';
 import { outcomeOf, requestLogger } from './request-log.js';
 import { registerFeedRoutes } from './routes/feed.js';
@@ -123,6 +123,7 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
   app.decorateRequest('principal', null);
   app.decorateRequest('reservation', null);
   app.decorateRequest('itemsReturned', 0);
+  app.decorateRequest('deferredLocks', null);
   app.decorateRequest('errorCode', null);
   app.decorateRequest('refusal', null);
   app.decorateRequest('team', null);
@@ -157,7 +158,7 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
       done();
     });
   }
-  app.setErrorHandler(handleError);
+  app.setErrorHandler(lockAwareErrorHandler(access));
   app.setNotFoundHandler(async () => {
     throw new ApiError('resource_missing');
   });

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AccessControl, BudgetWindow, RateClass, Reservation } from '../access/access-control.js';
+import type { AccessControl, BudgetWindow, DeferredLocks, RateClass, Reservation } from '../access/access-control.js';
 import { DEFAULT_PAGE_SIZE } from '../schemas/params.js';
 
 // Every authenticated request is paid for before the route reads anything (docs/limits.md, "What a request
@@ -22,6 +22,8 @@ declare module 'fastify' {
     reservation: Reservation | null;
     /** Items the route returned (for the quota); 0 until the route says. */
     itemsReturned: number;
+    /** The lock checks of the address left to the charge (set by the firewall on charged routes). */
+    deferredLocks: DeferredLocks | null;
   }
 }
 
@@ -39,7 +41,13 @@ export function chargeHook(access: AccessControl) {
     config.checkParams?.(request);
     const { rateClass, quota, items } = config.charge;
     const count = items === 'limit' ? limitOf(request) : items;
-    request.reservation = await access.reserve(request.principal, rateClass, count, quota);
+    request.reservation = await access.reserve(
+      request.principal,
+      rateClass,
+      count,
+      quota,
+      request.deferredLocks ?? undefined,
+    );
   };
 }
 

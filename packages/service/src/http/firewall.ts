@@ -1,9 +1,14 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AccessControl, Principal } from '../access/access-control.js';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import {
+  type AccessControl,
+  type DeferredLocks,
+  FirewallBlockedError,
+  type Principal,
+} from '../access/access-control.js';
 import { hasWellFormedKey } from '../access/keys.js';
 import type { Limits } from '../config.js';
 import { ApiError } from '../errors/catalogue.js';
-import { sendPlain } from './problem.js';
+import { handleError, sendPlain } from './problem.js';
 import type { Refusal } from './request-log.js';
 
 // The firewall in front of the API (spec, "Firewall answers"): bare statuses, no JSON, no request
@@ -32,7 +37,12 @@ export function firewall(access: AccessControl, limits: Limits) {
 
     // Whether the key is valid is for authentication to say; its shape is read the way authentication reads it.
     const wellFormed = hasWellFormedKey(request.headers.authorization);
-    if (await access.firewallBlocked(request.ip, wellFormed)) return sendPlain(reply, 429, 'firewall_budget');
+    // A route that charges its requests checks the locks of the address with its charge (one Redis round trip);
+    // whatever answers before the charge has them checked first (`lockAnswers` in app.ts).
+    const endpoint = request.routeOptions.config.endpoint;
+    const deferred: DeferredLocks | undefined = endpoint?.auth && endpoint.charge ? { ip: request.ip } : undefined;
+    if (await access.firewallBlocked(request.ip, wellFormed, deferred)) return sendPlain(reply, 429, 'firewall_budget');
+    request.deferredLocks = deferred ?? null;
 
     reply.header('service-request-id', request.id);
     return undefined;
@@ -64,6 +74,7 @@ export function accessHook(access: AccessControl) {
         authorization: request.headers.authorization,
         origin: request.headers.origin,
         ip: request.ip,
+        deferred: request.deferredLocks ?? undefined,
       });
     } catch (error) {
       // Logged at warn with the client's address (request-log.ts); a Redis or database fault is not a refusal.
@@ -72,5 +83,31 @@ export function accessHook(access: AccessControl) {
     }
     if (config.scope) access.requireScope(principal, config.scope);
     request.principal = principal;
+  };
+}
+
+/**
+ * The error handler. A request answered before its charge (a switch, a refusal, a bad parameter, a fault) first
+ * has the locks it left to the charge checked, so a blocked or locked-out address gets the answer it would have
+ * had with every lock checked up front; then `handleError`.
+ */
+export function lockAwareErrorHandler(access: AccessControl) {
+  const answer = (error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply => {
+    if (error instanceof FirewallBlockedError) return sendPlain(reply, 429, 'firewall_budget');
+    if (request.deferredLocks?.address === 'held') request.refusal = 'auth_lockout';
+    return handleError(error as FastifyError, request, reply);
+  };
+  return function onError(
+    error: FastifyError,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): FastifyReply | Promise<FastifyReply> {
+    const deferred = request.deferredLocks;
+    const pending = deferred && (deferred.firewall === 'pending' || deferred.address === 'pending');
+    if (!pending || !access.checkDeferred) return answer(error, request, reply);
+    return access.checkDeferred(deferred).then(
+      () => answer(error, request, reply),
+      (lockRefusal: unknown) => answer(lockRefusal, request, reply),
+    );
   };
 }

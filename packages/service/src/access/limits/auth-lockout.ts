@@ -1,6 +1,8 @@
 import type { Clock } from '../../clock.js';
 import type { Limits } from '../../config.js';
+import { ApiError } from '../../errors/catalogue.js';
 import type { CounterStore } from './counters.js';
+import type { RefusingLock } from './rate-limits.js';
 
 // Failed-authentication lockout: `authFailuresPerIp` failures from one address in a minute, or
 // `authFailuresPerKey` with one key id, lock that address or key for `authLockSeconds`. The lock fires at
@@ -28,6 +30,20 @@ export class AuthLockout {
   /** Seconds a locked address or key is told to wait: always the full lock length (spec rule 1). */
   get retryAfter(): number {
     return this.limits.authLockSeconds;
+  }
+
+  /** The address lock of `ip` as a charge checks it, refused as a locked address is. */
+  addressLock(ip: string): RefusingLock {
+    return { locks: this.ipLocks, key: ip, refusal: () => new ApiError('rate_limited', undefined, this.retryAfter) };
+  }
+
+  /** The lock of key `keyId` as a charge checks it (wrong secrets are then refused as a locked key is). */
+  keyLock(keyId: string): RefusingLock {
+    return {
+      locks: this.keyLocks,
+      key: keyId,
+      refusal: () => new ApiError('rate_limited', undefined, this.retryAfter),
+    };
   }
 
   async ipLocked(ip: string): Promise<boolean> {

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis } from 'rate-limiter-flexible';
 import { type AwayReason, type HealthLogger, RedisHealth } from './redis-health.js';
+import { limitScripts, type ScriptAnswer, type ScriptStep } from './redis-scripts.js';
 
 // Where counters and locks live: process memory (the embedded default) or Redis, shared by every API
 // process. With Redis every counter keeps a memory twin and every lock a memory copy; one RedisHealth per
@@ -30,7 +31,46 @@ export interface Counter {
   reset(key: string): Promise<void>;
 }
 
-export type Taken = { ok: true; on: CountedOn } | { ok: false; msBeforeNext: number };
+/** A take that passed says where it was counted and what the window then held (its total and ms left). */
+export type Taken =
+  | { ok: true; on: CountedOn; consumed: number; msBeforeNext: number }
+  | { ok: false; msBeforeNext: number };
+
+/** What a window holds: its total (0 when empty) and the ms until it ends (null when none is open). */
+export interface Window {
+  consumed: number;
+  msBeforeNext: number | null;
+}
+
+/** A lock a charge checks first: it refuses the charge while the clock is before the lock's end. */
+export interface LockCheck {
+  locks: Locks;
+  key: string;
+}
+
+/**
+ * A counter's part in a charge: `fits` takes as `Counter.take`, `under` as `Counter.takeWhileUnder`, `read`
+ * takes nothing and only reports the window.
+ */
+export interface ChargeStep {
+  counter: Counter;
+  key: string;
+  points: number;
+  rule: 'fits' | 'under' | 'read';
+}
+
+/** A charge passed (each step's window after it), or stopped by a lock or a step, with nothing kept. */
+export type Charged =
+  | { ok: true; on: CountedOn; windows: Window[] }
+  | { ok: false; lock: number }
+  | { ok: false; step: number; msBeforeNext: number };
+
+/** Points given back (negative) or added after a charge, counted where the charge was. */
+export interface Adjustment {
+  counter: Counter;
+  key: string;
+  points: number;
+}
 
 export interface Locks {
   /** Locks `key` until `untilMs` (on the injected clock); storage expires it after `ttlMs` of real time. */
@@ -44,6 +84,16 @@ export interface CounterStore {
   locks(name: string): Locks;
   /** `memory`, or `redis` (with its memory fallback). */
   readonly kind: 'memory' | 'redis';
+  /**
+   * Checks `locks` at clock time `now`, then takes `steps` in order, all or nothing: the first lock that holds or
+   * step that refuses stops the charge. One Redis round trip (one script) while Redis is up.
+   */
+  charge(locks: readonly LockCheck[], now: number, steps: readonly ChargeStep[]): Promise<Charged>;
+  /**
+   * Gives back or adds points where a charge counted them (`on`), without waiting: one Redis command sent,
+   * whose failure the health handles. Never rejects.
+   */
+  adjust(changes: readonly Adjustment[], on: CountedOn): void;
   /** Runs one request's work with its own Redis budget (no-op without Redis). */
   inRequest<T>(work: () => T): T;
   /** True while Redis is in use (always false without Redis). */
@@ -67,12 +117,41 @@ export interface CounterStoreOptions {
 export function createCounterStore(options: CounterStoreOptions): CounterStore {
   const prefix = options.prefix ?? 'crmx';
   const redis = options.redis;
+  // What the store made each counter and lock of, for the charges that use several at once.
+  const counterParts = new WeakMap<Counter, CounterParts>();
+  const lockParts = new WeakMap<Locks, LockParts>();
+  const partsOf = <K extends object, V>(map: WeakMap<K, V>, of: K): V => {
+    const parts = map.get(of);
+    if (!parts) throw new Error('a charge may only use counters and locks of its own store');
+    return parts;
+  };
   if (!redis) {
     return {
       kind: 'memory',
-      counter: (name, points, duration) =>
-        memoryCounter(ops(new RateLimiterMemory({ keyPrefix: `${prefix}:${name}`, points, duration }), points)),
-      locks: () => memoryLocks(),
+      counter(name, points, duration) {
+        const memory = ops(new RateLimiterMemory({ keyPrefix: `${prefix}:${name}`, points, duration }), points);
+        const counter = memoryCounter(memory);
+        counterParts.set(counter, {
+          memory,
+          key: (key) => `${prefix}:${name}:${key}`,
+          limit: points,
+          seconds: duration,
+        });
+        return counter;
+      },
+      locks() {
+        const locks = memoryLocks();
+        lockParts.set(locks, { local: locks, key: (key) => key });
+        return locks;
+      },
+      charge: (locks, now, steps) =>
+        chargeInMemory(
+          locks.map((l) => ({ local: partsOf(lockParts, l.locks).local, key: l.key })),
+          now,
+          steps.map((s) => ({ ...s, memory: partsOf(counterParts, s.counter).memory })),
+        ),
+      adjust: (changes) =>
+        adjustInMemory(changes.map((c) => ({ ...c, memory: partsOf(counterParts, c.counter).memory }))),
       inRequest: (work) => work(),
       redisUp: false,
       close: () => undefined,
@@ -84,17 +163,75 @@ export function createCounterStore(options: CounterStoreOptions): CounterStore {
     logger: options.logger,
     onAway: options.onRedisAway,
   });
+  const scripts = limitScripts(redis);
   return {
     kind: 'redis',
     counter(name, points, duration) {
       const keyPrefix = `${prefix}:${name}`;
-      const memory = new RateLimiterMemory({ keyPrefix, points, duration });
+      const memory = ops(new RateLimiterMemory({ keyPrefix, points, duration }), points);
       // No insurance limiter: the fallback is the health's decision, so every counter switches together.
       const shared = new RateLimiterRedis({ storeClient: redis, keyPrefix, points, duration });
-      return redisCounter(ops(shared, points), ops(memory, points), health);
+      const counter = redisCounter(ops(shared, points), memory, health);
+      // rate-limiter-flexible's key for `key`: the scripts count on the same keys.
+      counterParts.set(counter, { memory, key: (key) => `${keyPrefix}:${key}`, limit: points, seconds: duration });
+      return counter;
     },
     locks(name) {
-      return redisLocks(redis, `${prefix}:lock:${name}`, health);
+      const lockPrefix = `${prefix}:lock:${name}`;
+      const local = memoryLocks();
+      const locks = redisLocks(redis, lockPrefix, local, health);
+      lockParts.set(locks, { local, key: (key) => `${lockPrefix}:${key}` });
+      return locks;
+    },
+    async charge(locks, now, steps) {
+      const lockers = locks.map((l) => ({ ...partsOf(lockParts, l.locks), id: l.key }));
+      const counted = steps.map((s) => ({ ...s, ...partsOf(counterParts, s.counter), id: s.key }));
+      const inMemory = () =>
+        chargeInMemory(
+          lockers.map((l) => ({ local: l.local, key: l.id })),
+          now,
+          counted.map((s) => ({ ...s, key: s.id })),
+        );
+      // A lock this process knows (set here, maybe while Redis was away) holds without asking Redis; Redis is
+      // still asked about the locks before it, which come first.
+      let held = -1;
+      for (let i = 0; i < lockers.length && held < 0; i++) {
+        const locker = lockers[i] as (typeof lockers)[number];
+        if (isHeld(await locker.local.lockedUntil(locker.id), now)) held = i;
+      }
+      if (held === 0) return { ok: false, lock: 0 };
+      const checked = held < 0 ? lockers : lockers.slice(0, held);
+      const lockKeys = checked.map((l) => l.key(l.id));
+      const scriptSteps: ScriptStep[] =
+        held < 0
+          ? counted.map((s) => ({
+              key: s.key(s.id),
+              rule: s.rule,
+              points: s.points,
+              limit: s.limit,
+              seconds: s.seconds,
+            }))
+          : [];
+      const charged = await health.run(
+        async () => fromScript(await scripts.charge(lockKeys, now, scriptSteps)),
+        async (): Promise<Charged> => (held < 0 ? inMemory() : { ok: true, on: 'memory', windows: [] }),
+      );
+      if (held < 0 || !charged.ok) return charged;
+      return { ok: false, lock: held };
+    },
+    adjust(changes, on) {
+      const inMemory = changes.map((c) => ({ ...c, memory: partsOf(counterParts, c.counter).memory }));
+      if (on === 'memory') return adjustInMemory(inMemory);
+      const shared = changes.map((c) => {
+        const parts = partsOf(counterParts, c.counter);
+        return { key: parts.key(c.key), points: c.points, seconds: parts.seconds };
+      });
+      // While Redis is away, points given back are dropped (Redis keeps them until its window ends) and points
+      // added are counted in memory, as a counter's own giveBack and add do.
+      health.send(
+        () => scripts.adjust(shared),
+        async () => adjustInMemory(inMemory.filter((c) => c.points > 0)),
+      );
     },
     inRequest: (work) => health.inRequest(work),
     get redisUp() {
@@ -102,6 +239,74 @@ export function createCounterStore(options: CounterStoreOptions): CounterStore {
     },
     close: () => health.close(),
   };
+}
+
+/** A counter's limit and window, its key on Redis and its memory twin. */
+interface CounterParts {
+  memory: Ops;
+  key(key: string): string;
+  limit: number;
+  seconds: number;
+}
+
+/** A lock store's memory copy (the store itself without Redis) and its key on Redis. */
+interface LockParts {
+  local: Locks;
+  key(key: string): string;
+}
+
+const isHeld = (until: number | null, now: number): boolean => until !== null && now < until;
+
+function fromScript(answer: ScriptAnswer): Charged {
+  if (answer.kind === 'lock') return { ok: false, lock: answer.index };
+  if (answer.kind === 'refused') return { ok: false, step: answer.index, msBeforeNext: answer.msBeforeNext };
+  return {
+    ok: true,
+    on: 'redis',
+    windows: answer.windows.map((w) => ({
+      consumed: Math.max(w.consumed, 0),
+      msBeforeNext: w.pttl < 0 ? null : w.pttl,
+    })),
+  };
+}
+
+/** The charge on this process's memory: the same checks and takes, one after another. */
+async function chargeInMemory(
+  locks: readonly { local: Locks; key: string }[],
+  now: number,
+  steps: readonly { memory: Ops; key: string; points: number; rule: ChargeStep['rule'] }[],
+): Promise<Charged> {
+  for (const [i, lock] of locks.entries()) {
+    if (isHeld(await lock.local.lockedUntil(lock.key), now)) return { ok: false, lock: i };
+  }
+  const windows: Window[] = [];
+  for (const [i, step] of steps.entries()) {
+    if (step.rule === 'read') {
+      windows.push(await step.memory.window(step.key));
+      continue;
+    }
+    const taken =
+      step.rule === 'fits'
+        ? await step.memory.take(step.key, step.points)
+        : await step.memory.takeWhileUnder(step.key, step.points);
+    if (!taken.ok) {
+      // Nothing is kept: the steps before it give their points back.
+      for (const [j, before] of steps.entries()) {
+        if (j < i && before.rule !== 'read') await before.memory.giveBack(before.key, before.points);
+      }
+      return { ok: false, step: i, msBeforeNext: taken.msBeforeNext };
+    }
+    windows.push({ consumed: Math.max(taken.consumed, 0), msBeforeNext: taken.msBeforeNext });
+  }
+  return { ok: true, on: 'memory', windows };
+}
+
+function adjustInMemory(changes: readonly { memory: Ops; key: string; points: number }[]): void {
+  for (const c of changes) {
+    const done = c.points < 0 ? c.memory.giveBack(c.key, -c.points) : c.memory.add(c.key, c.points);
+    // Memory counters do not fail; a bug must not become an unhandled rejection either.
+    done.catch(() => undefined);
+  }
 }
 
 /** The counter operations over one limiter; every one is at most two atomic adds on it. */
@@ -119,7 +324,7 @@ function ops(limiter: RateLimiterAbstract, limit: number) {
   /** Adds, then keeps the points only if `fits(total before, total after)`; a refusal gives them back. */
   const takeIf = async (key: string, points: number, fits: (before: number, after: number) => boolean) => {
     const { consumed, msBeforeNext } = await add(key, points);
-    if (fits(consumed - points, consumed)) return { ok: true as const };
+    if (fits(consumed - points, consumed)) return { ok: true as const, consumed, msBeforeNext };
     await giveBack(key, points);
     return { ok: false as const, msBeforeNext };
   };
@@ -132,7 +337,7 @@ function ops(limiter: RateLimiterAbstract, limit: number) {
       const res = await limiter.get(key);
       return res ? Math.max(res.consumedPoints, 0) : 0;
     },
-    async window(key: string) {
+    async window(key: string): Promise<Window> {
       const res = await limiter.get(key);
       if (!res) return { consumed: 0, msBeforeNext: null };
       return { consumed: Math.max(res.consumedPoints, 0), msBeforeNext: Math.max(res.msBeforeNext, 0) };
@@ -144,11 +349,12 @@ function ops(limiter: RateLimiterAbstract, limit: number) {
 }
 
 type Ops = ReturnType<typeof ops>;
+type Took = Awaited<ReturnType<Ops['take']>>;
 
 const on =
   (where: CountedOn) =>
-  (taken: { ok: true } | { ok: false; msBeforeNext: number }): Taken =>
-    taken.ok ? { ok: true, on: where } : taken;
+  (taken: Took): Taken =>
+    taken.ok ? { ...taken, on: where } : taken;
 
 function memoryCounter(m: Ops): Counter {
   return {
@@ -230,9 +436,8 @@ function sweep(map: Map<string, { expiresAt: number }>): void {
   for (const [key, entry] of map) if (entry.expiresAt <= now) map.delete(key);
 }
 
-function redisLocks(redis: Redis, prefix: string, health: RedisHealth): Locks {
+function redisLocks(redis: Redis, prefix: string, local: Locks, health: RedisHealth): Locks {
   // Every lock is also kept in memory, so a lock this process set still holds here while Redis is away.
-  const local = memoryLocks();
   return {
     async lock(key, untilMs, ttlMs) {
       await local.lock(key, untilMs, ttlMs);

@@ -1,6 +1,8 @@
 import type { Clock } from '../../clock.js';
 import type { Limits } from '../../config.js';
+import { FirewallBlockedError } from '../access-control.js';
 import type { CounterStore } from './counters.js';
+import type { RefusingLock } from './rate-limits.js';
 
 // The firewall's budget: more than `firewallRequestsPerMinute` requests a minute from one address without a
 // well-formed key block that address (every request, plain 429) for `firewallLockSeconds`.
@@ -16,6 +18,11 @@ export class FirewallBudget {
   ) {
     this.requests = counters.counter('firewall', limits.firewallRequestsPerMinute, 60);
     this.blocks = counters.locks('firewall');
+  }
+
+  /** The block of `ip` as a charge checks it: while it holds, the firewall answers. */
+  block(ip: string): RefusingLock {
+    return { locks: this.blocks, key: ip, refusal: () => new FirewallBlockedError() };
   }
 
   async blocked(ip: string, hasWellFormedKey: boolean): Promise<boolean> {

@@ -104,6 +104,14 @@ export class RedisHealth {
     return outcome.value;
   }
 
+  /**
+   * `command` sent without waiting for its answer, within the budget left, else `fallback`. A failure marks
+   * Redis away as for `run`; nothing is ever thrown or rejected to the caller.
+   */
+  send(command: () => Promise<unknown>, fallback: () => Promise<unknown>): void {
+    this.run(command, fallback).catch(() => undefined);
+  }
+
   /** Stops the probe and the logging (before the client is closed). */
   close(): void {
     this.closed = true;
