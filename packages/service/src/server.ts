@@ -255,6 +255,10 @@ const NOT_OUR_EVENTS: closeWithGrace.AllEvents[] = [
  */
 async function redisReady(redis: Redis): Promise<void> {
   if (redis.status === 'ready') return;
+  // Connection errors while waiting are expected (the limits start "away" and say so once); without a
+  // listener ioredis would print each retry's error to stderr as an unhandled event.
+  const quiet = () => undefined;
+  redis.on('error', quiet);
   await new Promise<void>((resolve) => {
     const done = () => {
       clearTimeout(timer);
@@ -264,4 +268,5 @@ async function redisReady(redis: Redis): Promise<void> {
     const timer = setTimeout(done, 5000);
     redis.once('ready', done);
   });
+  redis.off('error', quiet);
 }
