@@ -18,7 +18,7 @@ import { BENCH_TEAM } from './lead-data.js';
 
 // The API under test, in a process of its own (started by harness.ts): the same buildApp the service
 // runs, over a bench database, with access control as the bench asks. Reports its port and, on request,
-// its peak RSS over IPC, like bare-server.ts. On request it also records a CPU profile of just the
+// its peak or current RSS over IPC, like bare-server.ts. On request it also records a CPU profile of just the
 // measured load (the inspector's profiler, which --cpu-prof uses, started and stopped over IPC, so
 // start-up and module loading stay out of it).
 //
@@ -113,6 +113,7 @@ process.on('message', (m: unknown) => {
     })();
   }
   if (m === 'rss') process.send?.({ maxRssKb: process.resourceUsage().maxRSS });
+  if (m === 'rss-now') process.send?.({ rssKb: process.memoryUsage.rss() / 1024 });
   if (m === 'cpu') {
     const { user, system } = process.cpuUsage();
     process.send?.({ cpuUs: user + system });
