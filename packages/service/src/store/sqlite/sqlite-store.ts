@@ -60,9 +60,7 @@ function listPageSql(filter: string): string {
 }
 const LIST_PAGE_SQL = {
   none: listPageSql(''),
-  ...Object.fromEntries(
-    Object.entries(FILTER_COLUMNS).map(([by, col]) => [by, listPageSql(`AND ${col} = @value`)]),
-  ),
+  ...Object.fromEntries(Object.entries(FILTER_COLUMNS).map(([by, col]) => [by, listPageSql(`AND ${col} = @value`)])),
 } as Record<'none' | keyof typeof FILTER_COLUMNS, string>;
 
 /** The lead with its two facets spliced in before its closing brace, and its team, from one statement. */
