@@ -2,14 +2,20 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 
+export interface Rss {
+  rssKb: number;
+  anonKb?: number;
+  fileKb?: number;
+}
+
 /** A server started as its own process; it reports its port and, on request, its peak RSS. */
 export interface ServerProcess {
   port: number;
   origin: string;
   child: ChildProcess;
   maxRssKb(): Promise<number>;
-  /** Resident set size now, KiB. */
-  rssKb(): Promise<number>;
+  /** Resident set size now, KiB, and (API server, Linux) its anonymous and file-backed parts. */
+  rss(): Promise<Rss>;
   /** CPU time (user + system) the process has used so far, microseconds. */
   cpuUs(): Promise<number>;
   /** Starts the CPU profiler (API server only); `profileStop` writes the .cpuprofile to `path`. */
@@ -48,9 +54,9 @@ export async function startServerProcess(
         child.once('message', (m: { maxRssKb: number }) => resolve(m.maxRssKb));
         child.send('rss');
       }),
-    rssKb: () =>
+    rss: () =>
       new Promise((resolve) => {
-        child.once('message', (m: { rssKb: number }) => resolve(m.rssKb));
+        child.once('message', (m: Rss) => resolve(m));
         child.send('rss-now');
       }),
     cpuUs: () =>

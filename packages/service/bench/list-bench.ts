@@ -11,6 +11,7 @@ import {
   load,
   type Measured,
   measure,
+  type Rss,
   ratio,
   type ServerProcess,
   startServerProcess,
@@ -123,16 +124,16 @@ async function bareServer(api: ServerProcess, key: string, paths: readonly strin
 }
 
 /** RSS of a fresh API process (page cache on, as served) after start and after the whole load. */
-async function rssGrowth(data: LeadData, paths: Paths, plan: LoadPlan): Promise<{ start: number; after: number }> {
+async function rssGrowth(data: LeadData, paths: Paths, plan: LoadPlan): Promise<{ start: Rss; after: Rss }> {
   const server = await startApi({ url: data.url, access: 'memory' });
   try {
-    const start = await server.rssKb();
+    const start = await server.rss();
     const headers = { authorization: `Bearer ${data.key}` };
     for (const rotation of [paths.pages, [paths.first], [paths.deep], paths.leads]) {
       const result = await load(server.origin, headers, plan.seconds, plan.connections, rotation);
       if (result.non2xx > 0 || result.errors > 0) throw new Error('memory run: requests refused');
     }
-    return { start, after: await server.rssKb() };
+    return { start, after: await server.rss() };
   } finally {
     await server.stop();
   }
@@ -213,7 +214,8 @@ export async function listBench(options: ListBenchOptions): Promise<string> {
 
     process.stderr.write('list: RSS\n');
     const rss = await rssGrowth(data, paths, plan);
-    const rssRatio = rss.after / rss.start;
+    const rssRatio = rss.after.rssKb / rss.start.rssKb;
+    const mb = (kb: number | undefined) => (kb === undefined ? '-' : fmtInt(kb / 1024));
 
     const met = (ok: boolean) => (ok ? 'met' : 'NOT met');
     const row = (label: string, name: string, baseline: string) => {
@@ -279,7 +281,7 @@ export async function listBench(options: ListBenchOptions): Promise<string> {
           ],
           [
             'RSS after load / after start (a fresh API, page cache on, every load above in turn)',
-            `${fmtRatio(rssRatio)} (${fmtInt(rss.after / 1024)} / ${fmtInt(rss.start / 1024)} MB)`,
+            `${fmtRatio(rssRatio)} (${mb(rss.after.rssKb)} / ${mb(rss.start.rssKb)} MB; anonymous ${mb(rss.after.anonKb)} / ${mb(rss.start.anonKb)}, file-backed ${mb(rss.after.fileKb)} / ${mb(rss.start.fileKb)})`,
             `<= ${LIST_TARGETS.rssAfterOverStart}`,
             met(rssRatio <= LIST_TARGETS.rssAfterOverStart),
           ],
