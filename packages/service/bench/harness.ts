@@ -1,4 +1,5 @@
 import { type ChildProcess, fork } from 'node:child_process';
+import { isAbsolute } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 
@@ -35,7 +36,9 @@ export async function startServerProcess(
   args: string[],
   options: StartOptions = {},
 ): Promise<ServerProcess> {
-  const child = fork(fileURLToPath(new URL(script, import.meta.url)), args, {
+  // A relative script is one of these benchmarks; an absolute one may be another checkout's (list --before).
+  const file = isAbsolute(script) ? script : fileURLToPath(new URL(script, import.meta.url));
+  const child = fork(file, args, {
     execArgv: ['--import', 'tsx', ...(options.nodeFlags ?? [])],
     env: { ...process.env, ...options.env },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],

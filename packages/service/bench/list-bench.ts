@@ -1,5 +1,5 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { CursorCodec, encodeListCursor, loadCursorSecret } from '../src/http/cursor.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import type { ApiServerConfig } from './api-server.js';
@@ -16,6 +16,7 @@ import {
   type ServerProcess,
   startServerProcess,
   table,
+  type Variant,
 } from './harness.js';
 import { BENCH_TEAM, CACHE_DIR, type LeadData, sqliteLeads } from './lead-data.js';
 
@@ -31,6 +32,11 @@ export interface ListBenchOptions {
   leads: number;
   /** When set, CPU profiles of the API under the uncached page load and the single-lead load go here. */
   profileDir?: string;
+  /**
+   * Another checkout of this package (its `bench/` and `src/`, e.g. an earlier commit extracted with
+   * `git archive`): its API runs too, interleaved with this one, so before and after come from one run.
+   */
+  beforeDir?: string;
 }
 
 const PAGE = 100;
@@ -46,8 +52,9 @@ export const LIST_TARGETS = {
   rssAfterOverStart: 1.25,
 } as const;
 
-export async function startApi(config: ApiServerConfig): Promise<ServerProcess> {
-  return startServerProcess('./api-server.ts', [JSON.stringify(config)]);
+export async function startApi(config: ApiServerConfig, packageDir?: string): Promise<ServerProcess> {
+  const script = packageDir ? resolve(packageDir, 'bench/api-server.ts') : './api-server.ts';
+  return startServerProcess(script, [JSON.stringify(config)]);
 }
 
 interface Paths {
@@ -124,8 +131,13 @@ async function bareServer(api: ServerProcess, key: string, paths: readonly strin
 }
 
 /** RSS of a fresh API process (page cache on, as served) after start and after the whole load. */
-async function rssGrowth(data: LeadData, paths: Paths, plan: LoadPlan): Promise<{ start: Rss; after: Rss }> {
-  const server = await startApi({ url: data.url, access: 'memory' });
+async function rssGrowth(
+  data: LeadData,
+  paths: Paths,
+  plan: LoadPlan,
+  packageDir?: string,
+): Promise<{ start: Rss; after: Rss }> {
+  const server = await startApi({ url: data.url, access: 'memory' }, packageDir);
   try {
     const start = await server.rss();
     const headers = { authorization: `Bearer ${data.key}` };
@@ -180,24 +192,40 @@ export async function listBench(options: ListBenchOptions): Promise<string> {
     process.stderr.write(
       `list: ${fmtInt(data.leads)} leads, first page ${fmtInt(firstBytes)} bytes, ${paths.pages.length} pages and ${paths.leads.length} leads in turn\n`,
     );
+    const apiVariants = (prefix: string, cachedApi: ServerProcess, uncachedApi: ServerProcess): Variant[] => [
+      { name: `${prefix}uncached-pages`, url: uncachedApi.origin, paths: paths.pages, headers, server: uncachedApi },
+      { name: `${prefix}cached-first`, url: cachedApi.origin, paths: [paths.first], headers, server: cachedApi },
+      { name: `${prefix}lead`, url: uncachedApi.origin, paths: paths.leads, headers, server: uncachedApi },
+      { name: `${prefix}uncached-first`, url: uncachedApi.origin, paths: [paths.first], headers, server: uncachedApi },
+      { name: `${prefix}uncached-deep`, url: uncachedApi.origin, paths: [paths.deep], headers, server: uncachedApi },
+    ];
+    const before: Variant[] = [];
+    if (options.beforeDir) {
+      const cachedBefore = await startApi({ url: data.url, access: 'memory' }, options.beforeDir);
+      servers.push(cachedBefore);
+      const uncachedBefore = await startApi({ url: data.url, access: 'memory', pageCache: false }, options.beforeDir);
+      servers.push(uncachedBefore);
+      // The earlier API must answer the same bytes, or the comparison means nothing.
+      for (const path of [paths.first, paths.deep, paths.pages[1] ?? paths.first, paths.leads[0] ?? paths.first]) {
+        const [a, b] = [
+          await fetchOk(uncached.origin + path, data.key),
+          await fetchOk(uncachedBefore.origin + path, data.key),
+        ];
+        if (!a.equals(b)) throw new Error(`--before: ${path} differs between the two checkouts`);
+      }
+      before.push(...apiVariants('before-', cachedBefore, uncachedBefore));
+    }
     const m = await measure(
       [
         { name: 'bare-pages', url: bare.origin, paths: paths.pages, server: bare },
         { name: 'bare-first', url: bare.origin, paths: [paths.first], server: bare },
         { name: 'bare-leads', url: bare.origin, paths: paths.leads, server: bare },
-        { name: 'uncached-pages', url: uncached.origin, paths: paths.pages, headers, server: uncached },
-        { name: 'cached-first', url: api.origin, paths: [paths.first], headers, server: api },
-        { name: 'lead', url: uncached.origin, paths: paths.leads, headers, server: uncached },
-        { name: 'uncached-first', url: uncached.origin, paths: [paths.first], headers, server: uncached },
-        { name: 'uncached-deep', url: uncached.origin, paths: [paths.deep], headers, server: uncached },
+        ...apiVariants('', api, uncached),
+        ...before,
       ],
       plan,
     );
     const get = (name: string) => m.get(name) as Measured;
-    const uncachedRatio = ratio(get('uncached-pages'), get('bare-pages'));
-    const cachedRatio = ratio(get('cached-first'), get('bare-first'));
-    const leadRatio = ratio(get('lead'), get('bare-leads'));
-    const deepCost = 1 / ratio(get('uncached-deep'), get('uncached-first'));
     const profile = options.profileDir
       ? await profileApi(
           uncached,
@@ -215,9 +243,22 @@ export async function listBench(options: ListBenchOptions): Promise<string> {
     process.stderr.write('list: RSS\n');
     const rss = await rssGrowth(data, paths, plan);
     const rssRatio = rss.after.rssKb / rss.start.rssKb;
+    const rssBefore = options.beforeDir ? await rssGrowth(data, paths, plan, options.beforeDir) : undefined;
     const mb = (kb: number | undefined) => (kb === undefined ? '-' : fmtInt(kb / 1024));
 
     const met = (ok: boolean) => (ok ? 'met' : 'NOT met');
+    /** A row of the checks: this API's figure, the earlier one's with --before, and the goal if any. */
+    const check = (label: string, figure: (prefix: string) => number, op: '>=' | '<=' | '', goal: number) => {
+      const now = figure('');
+      const ok = op === '>=' ? now >= goal : now <= goal;
+      return [
+        label,
+        ...(options.beforeDir ? [fmtRatio(figure('before-'))] : []),
+        fmtRatio(now),
+        op ? `${op} ${goal}` : '',
+        op ? met(ok) : '',
+      ];
+    };
     const row = (label: string, name: string, baseline: string) => {
       const r = get(name);
       const b = get(baseline);
@@ -248,45 +289,68 @@ export async function listBench(options: ListBenchOptions): Promise<string> {
           row('API, GET /v1/leads/{id}, a different lead each request', 'lead', 'bare-leads'),
           row('API, the first page, page cache off', 'uncached-first', 'bare-first'),
           row(`API, the page ${deep} records deep, page cache off`, 'uncached-deep', 'bare-first'),
+          ...(options.beforeDir
+            ? [
+                row('before: a different page each request, page cache off', 'before-uncached-pages', 'bare-pages'),
+                row('before: the first page again and again, page cache on', 'before-cached-first', 'bare-first'),
+                row('before: GET /v1/leads/{id}, a different lead each request', 'before-lead', 'bare-leads'),
+                row('before: the first page, page cache off', 'before-uncached-first', 'bare-first'),
+                row(`before: the page ${deep} records deep, page cache off`, 'before-uncached-deep', 'bare-first'),
+              ]
+            : []),
         ],
       ),
       '',
       table(
-        ['check', 'measured', 'goal', 'result'],
-        ['l', 'r', 'r', 'l'],
+        ['check', ...(options.beforeDir ? ['before (--before)'] : []), 'measured', 'goal', 'result'],
+        ['l', ...(options.beforeDir ? ['r' as const] : []), 'r', 'r', 'l'],
         [
-          [
+          check(
             'uncached page vs bare (req/s)',
-            fmtRatio(uncachedRatio),
-            `>= ${LIST_TARGETS.uncachedOverBare}`,
-            met(uncachedRatio >= LIST_TARGETS.uncachedOverBare),
-          ],
-          [
+            (p) => ratio(get(`${p}uncached-pages`), get('bare-pages')),
+            '>=',
+            LIST_TARGETS.uncachedOverBare,
+          ),
+          check(
             'cached page vs bare (req/s)',
-            fmtRatio(cachedRatio),
-            `>= ${LIST_TARGETS.cachedOverBare}`,
-            met(cachedRatio >= LIST_TARGETS.cachedOverBare),
-          ],
-          [
+            (p) => ratio(get(`${p}cached-first`), get('bare-first')),
+            '>=',
+            LIST_TARGETS.cachedOverBare,
+          ),
+          check(
             'GET /v1/leads/{id} vs bare (req/s)',
-            fmtRatio(leadRatio),
-            `>= ${LIST_TARGETS.leadOverBare}`,
-            met(leadRatio >= LIST_TARGETS.leadOverBare),
-          ],
-          [
+            (p) => ratio(get(`${p}lead`), get('bare-leads')),
+            '>=',
+            LIST_TARGETS.leadOverBare,
+          ),
+          check(
             `deep/first: cost of the page ${deep} records deep / the first page (page cache off)`,
-            fmtRatio(deepCost),
-            `<= ${LIST_TARGETS.deepOverFirst}`,
-            met(deepCost <= LIST_TARGETS.deepOverFirst),
-          ],
+            (p) => 1 / ratio(get(`${p}uncached-deep`), get(`${p}uncached-first`)),
+            '<=',
+            LIST_TARGETS.deepOverFirst,
+          ),
+          check(
+            'server CPU per uncached page / per bare page',
+            (p) => get(`${p}uncached-pages`).cpuUsPerRequest / get('bare-pages').cpuUsPerRequest,
+            '',
+            Number.NaN,
+          ),
+          check(
+            'server CPU per GET /v1/leads/{id} / per bare answer',
+            (p) => get(`${p}lead`).cpuUsPerRequest / get('bare-leads').cpuUsPerRequest,
+            '',
+            Number.NaN,
+          ),
           [
             'RSS after load / after start (a fresh API, page cache on, every load above in turn)',
+            ...(rssBefore ? [fmtRatio(rssBefore.after.rssKb / rssBefore.start.rssKb)] : []),
             `${fmtRatio(rssRatio)} (${mb(rss.after.rssKb)} / ${mb(rss.start.rssKb)} MB; anonymous ${mb(rss.after.anonKb)} / ${mb(rss.start.anonKb)}, file-backed ${mb(rss.after.fileKb)} / ${mb(rss.start.fileKb)})`,
             `<= ${LIST_TARGETS.rssAfterOverStart}`,
             met(rssRatio <= LIST_TARGETS.rssAfterOverStart),
           ],
           [
             `generating ${fmtInt(data.leads)} leads (write side, SQLite)`,
+            ...(options.beforeDir ? [''] : []),
             `${fmtInt(data.leadsPerSecond)} leads/s (${fmtInt(data.generatedSeconds)} s)`,
             '',
             '',

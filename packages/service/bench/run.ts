@@ -47,6 +47,8 @@ const USAGE = `npm run bench -- [options]
   --sync-sizes A,B           feed items for the initial-sync benchmark (default 10000,1000000)
   --kill-every N             db: milliseconds between two terminations of the API's backends (default 500)
   --profile                  CPU-profile the API under the list load (.bench/profiles/)
+  --before DIR               list: also run the API of another checkout of this package (DIR holds
+                             its bench/ and src/), interleaved, for before/after figures of one run
   --redis URL                Redis for the limiter (default REDIS_URL or redis://127.0.0.1:6379)
   --out FILE                 where the report goes (default .bench/results.md)`;
 
@@ -63,6 +65,7 @@ const { values } = parseArgs({
     'sync-sizes': { type: 'string' },
     'kill-every': { type: 'string' },
     profile: { type: 'boolean', default: false },
+    before: { type: 'string' },
     redis: { type: 'string' },
     out: { type: 'string' },
     help: { type: 'boolean', default: false },
@@ -129,7 +132,13 @@ process.stdout.write(`${header}\n`);
 const sections: string[] = [header];
 const failures: string[] = [];
 const runners: Record<Bench, () => Promise<string>> = {
-  list: () => listBench({ plan, leads: large, ...(values.profile ? { profileDir: `${CACHE_DIR}profiles` } : {}) }),
+  list: () =>
+    listBench({
+      plan,
+      leads: large,
+      ...(values.profile ? { profileDir: `${CACHE_DIR}profiles` } : {}),
+      ...(values.before ? { beforeDir: values.before } : {}),
+    }),
   auth: () => authBench({ plan, leads, redisUrl }),
   pg: () => pgBench({ plan, leads }),
   feed: () => script('./initial-sync.ts', syncSizes),
