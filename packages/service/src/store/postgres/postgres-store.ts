@@ -230,10 +230,19 @@ export class PostgresStore implements Store {
    */
   private async prepared(name: string, text: string, values: unknown[]): Promise<Record<string, unknown>[]> {
     if (this.closing) throw new StoreUnavailableError('closed');
+    let client: pg.PoolClient;
     try {
-      return (await this.pool.query({ name, text, values })).rows;
+      client = await this.pool.connect();
     } catch (error) {
-      throw toStoreError(error);
+      throw toStoreError(error, 'connect');
+    }
+    try {
+      return (await client.query({ name, text, values })).rows;
+    } catch (error) {
+      throw toStoreError(error, 'query');
+    } finally {
+      // A client whose connection was lost is dropped by the pool, never handed out again (pool.ts).
+      client.release();
     }
   }
 
