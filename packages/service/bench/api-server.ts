@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
@@ -18,7 +18,7 @@ import { BENCH_TEAM } from './lead-data.js';
 
 // The API under test, in a process of its own (started by harness.ts): the same buildApp the service
 // runs, over a bench database, with access control as the bench asks. Reports its port and, on request,
-// its peak RSS over IPC, like bare-server.ts. On request it also records a CPU profile of just the
+// its peak or current RSS over IPC, like bare-server.ts. On request it also records a CPU profile of just the
 // measured load (the inspector's profiler, which --cpu-prof uses, started and stopped over IPC, so
 // start-up and module loading stay out of it).
 //
@@ -94,6 +94,17 @@ await app.listen({ host: '127.0.0.1', port: 0 });
 const address = app.server.address();
 if (address && typeof address === 'object') process.send?.({ port: address.port });
 
+/** Resident memory by kind (Linux): anonymous (heap, buffers) and file-backed (mapped files, code). */
+function rssParts(): { anonKb?: number; fileKb?: number } {
+  try {
+    const status = readFileSync('/proc/self/status', 'utf8');
+    const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1]);
+    return { anonKb: kb('RssAnon'), fileKb: kb('RssFile') };
+  } catch {
+    return {};
+  }
+}
+
 const profiler = new Session();
 process.on('message', (m: unknown) => {
   if (m === 'profile-start') {
@@ -113,6 +124,7 @@ process.on('message', (m: unknown) => {
     })();
   }
   if (m === 'rss') process.send?.({ maxRssKb: process.resourceUsage().maxRSS });
+  if (m === 'rss-now') process.send?.({ rssKb: process.memoryUsage.rss() / 1024, ...rssParts() });
   if (m === 'cpu') {
     const { user, system } = process.cpuUsage();
     process.send?.({ cpuUs: user + system });

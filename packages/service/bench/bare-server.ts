@@ -1,27 +1,27 @@
-// Baseline for the HTTP benchmarks: a bare node:http server writing the same response bytes from
-// memory that the API sent for the same request. Started as its own process by bench/run.ts.
-// Other modes, for scale: `string` writes the same body held as a JS string (as the API sends stored
-// JSON), `stringify` parses the bytes once and calls JSON.stringify on the result per request.
+// Baseline for the HTTP benchmarks: a bare node:http server writing, from memory, the exact response
+// bytes the API sent for the same URL. Started as its own process by the benchmarks (harness.ts).
+// BODIES_FILE is JSON: `[[url, base64 body], ...]`; a URL it does not hold is answered 404.
 //
-//   node --import tsx bench/bare-server.ts BODY_FILE [bytes|string|stringify]
+//   node --import tsx bench/bare-server.ts BODIES_FILE
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 
-const bytes = readFileSync(process.argv[2] as string);
-const mode = process.argv[3] ?? 'bytes';
-const text = bytes.toString('utf8');
-const parsed: unknown = JSON.parse(text);
 const type = 'application/json; charset=utf-8';
-const headers = { 'content-type': type, 'content-length': String(bytes.length) };
-const server = createServer((_req, res) => {
-  if (mode === 'bytes') {
-    res.writeHead(200, headers);
-    res.end(bytes);
+const entries = JSON.parse(readFileSync(process.argv[2] as string, 'utf8')) as [string, string][];
+const answers = new Map(
+  entries.map(([url, base64]) => {
+    const body = Buffer.from(base64, 'base64');
+    return [url, { body, headers: { 'content-type': type, 'content-length': String(body.length) } }];
+  }),
+);
+const server = createServer((req, res) => {
+  const answer = answers.get(req.url ?? '');
+  if (!answer) {
+    res.writeHead(404).end();
     return;
   }
-  const body = mode === 'string' ? text : JSON.stringify(parsed);
-  res.writeHead(200, { 'content-type': type, 'content-length': String(Buffer.byteLength(body)) });
-  res.end(body);
+  res.writeHead(200, answer.headers);
+  res.end(answer.body);
 });
 server.listen(0, '127.0.0.1', () => {
   const address = server.address();
@@ -29,6 +29,7 @@ server.listen(0, '127.0.0.1', () => {
 });
 process.on('message', (m) => {
   if (m === 'rss') process.send?.({ maxRssKb: process.resourceUsage().maxRSS });
+  if (m === 'rss-now') process.send?.({ rssKb: process.memoryUsage.rss() / 1024 });
   if (m === 'cpu') {
     const { user, system } = process.cpuUsage();
     process.send?.({ cpuUs: user + system });

@@ -1,6 +1,13 @@
 import { type ChildProcess, fork } from 'node:child_process';
+import { isAbsolute } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+
+export interface Rss {
+  rssKb: number;
+  anonKb?: number;
+  fileKb?: number;
+}
 
 /** A server started as its own process; it reports its port and, on request, its peak RSS. */
 export interface ServerProcess {
@@ -8,6 +15,8 @@ export interface ServerProcess {
   origin: string;
   child: ChildProcess;
   maxRssKb(): Promise<number>;
+  /** Resident set size now, KiB, and (API server, Linux) its anonymous and file-backed parts. */
+  rss(): Promise<Rss>;
   /** CPU time (user + system) the process has used so far, microseconds. */
   cpuUs(): Promise<number>;
   /** Starts the CPU profiler (API server only); `profileStop` writes the .cpuprofile to `path`. */
@@ -27,7 +36,9 @@ export async function startServerProcess(
   args: string[],
   options: StartOptions = {},
 ): Promise<ServerProcess> {
-  const child = fork(fileURLToPath(new URL(script, import.meta.url)), args, {
+  // A relative script is one of these benchmarks; an absolute one may be another checkout's (list --before).
+  const file = isAbsolute(script) ? script : fileURLToPath(new URL(script, import.meta.url));
+  const child = fork(file, args, {
     execArgv: ['--import', 'tsx', ...(options.nodeFlags ?? [])],
     env: { ...process.env, ...options.env },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -45,6 +56,11 @@ export async function startServerProcess(
       new Promise((resolve) => {
         child.once('message', (m: { maxRssKb: number }) => resolve(m.maxRssKb));
         child.send('rss');
+      }),
+    rss: () =>
+      new Promise((resolve) => {
+        child.once('message', (m: Rss) => resolve(m));
+        child.send('rss-now');
       }),
     cpuUs: () =>
       new Promise((resolve) => {
@@ -79,14 +95,29 @@ export interface LoadResult {
   non2xx: number;
 }
 
-/** Drives one URL with autocannon (this process) and returns the mean requests per second. */
+/**
+ * Drives one URL with autocannon (this process) and returns the mean requests per second. With `paths`,
+ * each request takes the next of them in turn (over all connections), e.g. a different page each time.
+ */
 export async function load(
   url: string,
   headers: Record<string, string>,
   seconds: number,
   connections = 10,
+  paths?: readonly string[],
 ): Promise<LoadResult> {
-  const result = await autocannon({ url, headers, duration: seconds, connections, pipelining: 1 });
+  let next = 0;
+  const requests = paths?.length
+    ? [{ setupRequest: (request: object) => ({ ...request, path: paths[next++ % paths.length] }) }]
+    : undefined;
+  const result = await autocannon({
+    url,
+    headers,
+    duration: seconds,
+    connections,
+    pipelining: 1,
+    ...(requests ? { requests } : {}),
+  });
   return {
     requestsPerSecond: result.requests.average,
     total: result.requests.total,
@@ -110,6 +141,8 @@ export interface Variant {
   name: string;
   url?: string;
   headers?: Record<string, string>;
+  /** Paths (with query) on `url`'s origin, requested in turn: a different one each request. */
+  paths?: readonly string[];
   /** For measurements that are not autocannon against a URL (e.g. a plain query loop). */
   run?(seconds: number, connections: number): Promise<number>;
   /** The serving process, whose CPU time per request is reported beside the throughput. */
@@ -139,7 +172,7 @@ export async function measure(variants: readonly Variant[], plan: LoadPlan): Pro
       const rps = await variant.run(seconds, plan.connections);
       return { requestsPerSecond: rps, total: rps * seconds, p99Ms: 0, errors: 0, non2xx: 0 };
     }
-    const result = await load(variant.url as string, variant.headers ?? {}, seconds, plan.connections);
+    const result = await load(variant.url as string, variant.headers ?? {}, seconds, plan.connections, variant.paths);
     if (result.errors > 0 || result.non2xx > 0) {
       throw new Error(`${variant.name}: ${result.non2xx} non-2xx answers and ${result.errors} errors`);
     }

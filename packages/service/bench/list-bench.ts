@@ -1,5 +1,5 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { CursorCodec, encodeListCursor, loadCursorSecret } from '../src/http/cursor.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import type { ApiServerConfig } from './api-server.js';
@@ -9,81 +9,106 @@ import {
   fmtRatio,
   type LoadPlan,
   load,
+  type Measured,
   measure,
+  type Rss,
   ratio,
   type ServerProcess,
   startServerProcess,
   table,
+  type Variant,
 } from './harness.js';
 import { BENCH_TEAM, CACHE_DIR, type LeadData, sqliteLeads } from './lead-data.js';
 
-// Issue 2: GET /v1/leads?limit=100 with a real key and real access control (memory limiter, limits
-// raised) against a bare node:http server writing the same bytes from memory; a deep page against
-// the first; peak server RSS at a small and a large number of leads.
+// The read path: GET /v1/leads?limit=100 and GET /v1/leads/{id} with a real key and real access control
+// (memory limiter, limits raised) against a bare node:http server writing, from memory, the bytes the API
+// sent for the same URL. Pages are read uncached (a different page each request, page cache off) and
+// cached (one page again and again); a deep page against the first; the API's RSS after the whole load
+// against its RSS after start.
 
 export interface ListBenchOptions {
   plan: LoadPlan;
-  /** Leads of the small and the large data set (the large one also gives the deep page). */
-  small: number;
-  large: number;
-  /** When set, a CPU profile of the API under the first-page load is written here and summarised. */
+  /** Leads of the data set; the deep page is the one before last. */
+  leads: number;
+  /** When set, CPU profiles of the API under the uncached page load and the single-lead load go here. */
   profileDir?: string;
+  /**
+   * Another checkout of this package (its `bench/` and `src/`, e.g. an earlier commit extracted with
+   * `git archive`): its API runs too, interleaved with this one, so before and after come from one run.
+   */
+  beforeDir?: string;
 }
 
 const PAGE = 100;
-/** Targets of issue 2 (memory "flat": at most 25% more peak RSS on the large set than on the small one). */
-export const LIST_TARGETS = { apiOverBare: 0.4, deepOverFirst: 1.2, rssLargeOverSmall: 1.25 } as const;
+/** Distinct pages requested in turn by the uncached load (spread over the data), and distinct leads. */
+const ROTATED_PAGES = 200;
+const ROTATED_LEADS = 500;
+/** Goals of the read path (docs/performance.md). */
+export const LIST_TARGETS = {
+  uncachedOverBare: 0.4,
+  cachedOverBare: 0.7,
+  leadOverBare: 0.4,
+  deepOverFirst: 1.2,
+  rssAfterOverStart: 1.25,
+} as const;
 
-export async function startApi(config: ApiServerConfig): Promise<ServerProcess> {
-  return startServerProcess('./api-server.ts', [JSON.stringify(config)]);
+export async function startApi(config: ApiServerConfig, packageDir?: string): Promise<ServerProcess> {
+  const script = packageDir ? resolve(packageDir, 'bench/api-server.ts') : './api-server.ts';
+  return startServerProcess(script, [JSON.stringify(config)]);
 }
 
-/** Profiles the API while `url` is loaded; a summary of where its CPU time went. */
-async function profileApi(
-  api: ServerProcess,
-  url: string,
-  headers: Record<string, string>,
-  plan: LoadPlan,
-  dir: string,
-): Promise<string> {
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true });
-  await api.profileStart();
-  await load(url, headers, plan.seconds, plan.connections);
-  await api.profileStop(join(dir, 'api-leads-first-page.cpuprofile'));
-  return [`CPU profile of the API under the first-page load (${dir}):`, '', summariseProfiles(dir)].join('\n');
+interface Paths {
+  first: string;
+  /** The page before last, `depth` records in. */
+  deep: string;
+  depth: number;
+  /** Full pages spread over the data, each with a next page. */
+  pages: string[];
+  leads: string[];
 }
 
-/**
- * A cursor `depth` records into the list, signed as the server signs it. The page it opens is the one
- * before last, so like the first page it reads `limit + 1` rows and issues a next cursor.
- */
-async function deepCursor(data: LeadData): Promise<{ cursor: string; depth: number }> {
+/** Evenly spread picks of `count` out of `0 .. n - 1`. */
+function spread(n: number, count: number): number[] {
+  if (n <= count) return Array.from({ length: n }, (_, i) => i);
+  return Array.from({ length: count }, (_, i) => Math.floor((i * n) / count));
+}
+
+/** The URLs the load requests; cursors are signed as the server signs them, with the store's secret. */
+async function pathsOf(data: LeadData): Promise<Paths> {
   const store = new SqliteStore({ path: data.url.slice('sqlite:'.length) });
   await store.migrate();
   try {
     const codec = new CursorCodec();
     codec.setSecret(await loadCursorSecret(store));
+    const scope = { endpoint: 'leads.list' as const, team: BENCH_TEAM, filter: '' };
+    const pageOf = (after: number) =>
+      after === 0
+        ? `/v1/leads?limit=${PAGE}`
+        : `/v1/leads?limit=${PAGE}&cursor=${encodeListCursor(codec, scope, { seq: after, id: '' })}`;
+    // The keyset position before every PAGE-th record: starts[k] opens page k.
+    const starts: number[] = [];
     const depth = Math.max(0, data.leads - 2 * PAGE);
+    let deepAfter = 0;
     let after = 0;
-    for (let skipped = 0; skipped < depth; ) {
-      const rows = await store.listRecords({
-        team: BENCH_TEAM,
-        kind: 'lead',
-        after,
-        limit: Math.min(10_000, depth - skipped),
-      });
-      const last = rows[rows.length - 1];
-      if (!last) break;
-      skipped += rows.length;
-      after = last.seq;
+    let index = 0;
+    for (;;) {
+      const rows = await store.listRecords({ team: BENCH_TEAM, kind: 'lead', after, limit: 10_000 });
+      for (const row of rows) {
+        if (index % PAGE === 0) starts.push(after);
+        if (index === depth) deepAfter = after;
+        after = row.seq;
+        index++;
+      }
+      if (rows.length < 10_000) break;
     }
-    const cursor = encodeListCursor(
-      codec,
-      { endpoint: 'leads.list', team: BENCH_TEAM, filter: '' },
-      { seq: after, id: '' },
-    );
-    return { cursor, depth };
+    const full = Math.floor(index / PAGE) - (index % PAGE === 0 ? 1 : 0);
+    return {
+      first: pageOf(0),
+      deep: pageOf(deepAfter),
+      depth,
+      pages: spread(full, ROTATED_PAGES).map((k) => pageOf(starts[k] ?? 0)),
+      leads: spread(data.leads, ROTATED_LEADS).map((i) => `/v1/leads/lead_B${i}`),
+    };
   } finally {
     await store.close();
   }
@@ -96,131 +121,237 @@ async function fetchOk(url: string, key: string): Promise<Buffer> {
   return bytes;
 }
 
-/** Peak RSS of a fresh API process after the same load: first page, then the last page. */
-async function peakRss(data: LeadData, plan: LoadPlan): Promise<number> {
-  const { cursor } = await deepCursor(data);
-  const server = await startApi({ url: data.url, access: 'memory' });
+/** A bare server holding the API's answer to every path, fetched once from `api`. */
+async function bareServer(api: ServerProcess, key: string, paths: readonly string[]): Promise<ServerProcess> {
+  const bodies: [string, string][] = [];
+  for (const path of paths) bodies.push([path, (await fetchOk(api.origin + path, key)).toString('base64')]);
+  const file = `${CACHE_DIR}bare-bodies.json`;
+  writeFileSync(file, JSON.stringify(bodies));
+  return startServerProcess('./bare-server.ts', [file]);
+}
+
+/** RSS of a fresh API process (page cache on, as served) after start and after the whole load. */
+async function rssGrowth(
+  data: LeadData,
+  paths: Paths,
+  plan: LoadPlan,
+  packageDir?: string,
+): Promise<{ start: Rss; after: Rss }> {
+  const server = await startApi({ url: data.url, access: 'memory' }, packageDir);
   try {
+    const start = await server.rss();
     const headers = { authorization: `Bearer ${data.key}` };
-    for (const query of [`limit=${PAGE}`, `limit=${PAGE}&cursor=${cursor}`]) {
-      const result = await load(`${server.origin}/v1/leads?${query}`, headers, plan.seconds, plan.connections);
+    for (const rotation of [paths.pages, [paths.first], [paths.deep], paths.leads]) {
+      const result = await load(server.origin, headers, plan.seconds, plan.connections, rotation);
       if (result.non2xx > 0 || result.errors > 0) throw new Error('memory run: requests refused');
     }
-    return await server.maxRssKb();
+    return { start, after: await server.rss() };
   } finally {
     await server.stop();
   }
 }
 
+/** Profiles the API while each load runs; a summary of where its CPU time went in each. */
+async function profileApi(
+  api: ServerProcess,
+  loads: { name: string; paths: readonly string[] }[],
+  headers: Record<string, string>,
+  plan: LoadPlan,
+  dir: string,
+): Promise<string> {
+  const out: string[] = [];
+  for (const { name, paths } of loads) {
+    const sub = join(dir, name);
+    rmSync(sub, { recursive: true, force: true });
+    mkdirSync(sub, { recursive: true });
+    await api.profileStart();
+    await load(api.origin, headers, plan.seconds, plan.connections, paths);
+    await api.profileStop(join(sub, `api-${name}.cpuprofile`));
+    out.push(`CPU profile of the API under the ${name} load (${sub}):`, '', summariseProfiles(sub));
+  }
+  return out.join('\n');
+}
+
 export async function listBench(options: ListBenchOptions): Promise<string> {
   const { plan } = options;
-  const small = await sqliteLeads(options.small);
-  const large = await sqliteLeads(options.large);
-  const deep = await deepCursor(large);
-  const api = await startApi({ url: large.url, access: 'memory' });
-  // The same API with the page cache off: every request reads its 101 rows from the store.
-  const uncached = await startApi({ url: large.url, access: 'memory', pageCache: false });
+  const data = await sqliteLeads(options.leads);
+  const paths = await pathsOf(data);
+  const api = await startApi({ url: data.url, access: 'memory' });
+  // The same API with the page cache off: every request reads its rows from the store.
+  const uncached = await startApi({ url: data.url, access: 'memory', pageCache: false });
   const servers: ServerProcess[] = [api, uncached];
   try {
-    const first = `${api.origin}/v1/leads?limit=${PAGE}`;
-    const deepUrl = `${first}&cursor=${deep.cursor}`;
-    const page = await fetchOk(first, large.key);
-    const deepPage = JSON.parse((await fetchOk(deepUrl, large.key)).toString('utf8')) as { data: unknown[] };
+    const headers = { authorization: `Bearer ${data.key}` };
+    const deepPage = JSON.parse((await fetchOk(uncached.origin + paths.deep, data.key)).toString('utf8')) as {
+      data: unknown[];
+    };
     if (deepPage.data.length !== PAGE) throw new Error(`deep page holds ${deepPage.data.length} leads, not ${PAGE}`);
-    const bodyFile = `${CACHE_DIR}leads-page.json`;
-    writeFileSync(bodyFile, page);
-    const bare = await startServerProcess('./bare-server.ts', [bodyFile]);
+    const bare = await bareServer(uncached, data.key, [paths.first, ...paths.pages, ...paths.leads]);
     servers.push(bare);
-    const asString = await startServerProcess('./bare-server.ts', [bodyFile, 'string']);
-    servers.push(asString);
-    const stringify = await startServerProcess('./bare-server.ts', [bodyFile, 'stringify']);
-    servers.push(stringify);
-    const headers = { authorization: `Bearer ${large.key}` };
-    process.stderr.write(`list: ${fmtInt(large.leads)} leads, page of ${page.length} bytes\n`);
+    const firstBytes = (await fetchOk(bare.origin + paths.first, data.key)).length;
+    process.stderr.write(
+      `list: ${fmtInt(data.leads)} leads, first page ${fmtInt(firstBytes)} bytes, ${paths.pages.length} pages and ${paths.leads.length} leads in turn\n`,
+    );
+    const apiVariants = (prefix: string, cachedApi: ServerProcess, uncachedApi: ServerProcess): Variant[] => [
+      { name: `${prefix}uncached-pages`, url: uncachedApi.origin, paths: paths.pages, headers, server: uncachedApi },
+      { name: `${prefix}cached-first`, url: cachedApi.origin, paths: [paths.first], headers, server: cachedApi },
+      { name: `${prefix}lead`, url: uncachedApi.origin, paths: paths.leads, headers, server: uncachedApi },
+      { name: `${prefix}uncached-first`, url: uncachedApi.origin, paths: [paths.first], headers, server: uncachedApi },
+      { name: `${prefix}uncached-deep`, url: uncachedApi.origin, paths: [paths.deep], headers, server: uncachedApi },
+    ];
+    const before: Variant[] = [];
+    if (options.beforeDir) {
+      const cachedBefore = await startApi({ url: data.url, access: 'memory' }, options.beforeDir);
+      servers.push(cachedBefore);
+      const uncachedBefore = await startApi({ url: data.url, access: 'memory', pageCache: false }, options.beforeDir);
+      servers.push(uncachedBefore);
+      // The earlier API must answer the same bytes, or the comparison means nothing.
+      for (const path of [paths.first, paths.deep, paths.pages[1] ?? paths.first, paths.leads[0] ?? paths.first]) {
+        const [a, b] = [
+          await fetchOk(uncached.origin + path, data.key),
+          await fetchOk(uncachedBefore.origin + path, data.key),
+        ];
+        if (!a.equals(b)) throw new Error(`--before: ${path} differs between the two checkouts`);
+      }
+      before.push(...apiVariants('before-', cachedBefore, uncachedBefore));
+    }
     const m = await measure(
       [
-        { name: 'bare', url: `${bare.origin}/v1/leads`, server: bare },
-        { name: 'string', url: `${asString.origin}/v1/leads`, server: asString },
-        { name: 'stringify', url: `${stringify.origin}/v1/leads`, server: stringify },
-        { name: 'first', url: first, headers, server: api },
-        { name: 'deep', url: deepUrl, headers, server: api },
-        { name: 'first-uncached', url: first.replace(api.origin, uncached.origin), headers, server: uncached },
-        { name: 'deep-uncached', url: deepUrl.replace(api.origin, uncached.origin), headers, server: uncached },
+        { name: 'bare-pages', url: bare.origin, paths: paths.pages, server: bare },
+        { name: 'bare-first', url: bare.origin, paths: [paths.first], server: bare },
+        { name: 'bare-leads', url: bare.origin, paths: paths.leads, server: bare },
+        ...apiVariants('', api, uncached),
+        ...before,
       ],
       plan,
     );
-    const get = (name: string) => m.get(name) as NonNullable<ReturnType<typeof m.get>>;
-    const apiRatio = ratio(get('first'), get('bare'));
-    const uncachedRatio = ratio(get('first-uncached'), get('bare'));
-    // A deep page against the first with the cache off, so both really read their rows.
-    const deepCost = 1 / ratio(get('deep-uncached'), get('first-uncached'));
-    const profile = options.profileDir ? await profileApi(api, first, headers, plan, options.profileDir) : '';
+    const get = (name: string) => m.get(name) as Measured;
+    const profile = options.profileDir
+      ? await profileApi(
+          uncached,
+          [
+            { name: 'uncached-pages', paths: paths.pages },
+            { name: 'lead', paths: paths.leads },
+          ],
+          headers,
+          plan,
+          options.profileDir,
+        )
+      : '';
     for (const server of servers.splice(0)) await server.stop();
 
-    process.stderr.write('list: peak RSS\n');
-    const rssSmall = await peakRss(small, plan);
-    const rssLarge = await peakRss(large, plan);
+    process.stderr.write('list: RSS\n');
+    const rss = await rssGrowth(data, paths, plan);
+    const rssRatio = rss.after.rssKb / rss.start.rssKb;
+    const rssBefore = options.beforeDir ? await rssGrowth(data, paths, plan, options.beforeDir) : undefined;
+    const mb = (kb: number | undefined) => (kb === undefined ? '-' : fmtInt(kb / 1024));
 
     const met = (ok: boolean) => (ok ? 'met' : 'NOT met');
+    /** A row of the checks: this API's figure, the earlier one's with --before, and the goal if any. */
+    const check = (label: string, figure: (prefix: string) => number, op: '>=' | '<=' | '', goal: number) => {
+      const now = figure('');
+      const ok = op === '>=' ? now >= goal : now <= goal;
+      return [
+        label,
+        ...(options.beforeDir ? [fmtRatio(figure('before-'))] : []),
+        fmtRatio(now),
+        op ? `${op} ${goal}` : '',
+        op ? met(ok) : '',
+      ];
+    };
+    const row = (label: string, name: string, baseline: string) => {
+      const r = get(name);
+      const b = get(baseline);
+      return [
+        label,
+        fmtInt(r.median),
+        String(r.p99Ms),
+        name === baseline ? '1.00' : fmtRatio(ratio(r, b)),
+        fmtInt(r.cpuUsPerRequest),
+        fmtRatio(r.cpuUsPerRequest / b.cpuUsPerRequest),
+      ];
+    };
+    const deep = fmtInt(paths.depth);
     return [
-      `### Issue 2: GET /v1/leads?limit=100 (SQLite, ${fmtInt(large.leads)} leads, ${plan.connections} connections, ${plan.rounds} x ${plan.seconds} s)`,
+      `### Read path: GET /v1/leads?limit=100 and GET /v1/leads/{id} (SQLite, ${fmtInt(data.leads)} leads, ${plan.connections} connections, ${plan.rounds} x ${plan.seconds} s)`,
+      '',
+      `Baselines: a bare node:http server writing from memory the bytes the API sent for the same URL. ${paths.pages.length} pages and ${paths.leads.length} leads are requested in turn.`,
       '',
       table(
-        ['server', 'req/s (median)', 'p99 ms', 'req/s ratio', 'server CPU µs/req', 'CPU/req ratio'],
+        ['server', 'req/s (median)', 'p99 ms', 'req/s ratio to its baseline', 'server CPU µs/req', 'CPU/req ratio'],
         ['l', 'r', 'r', 'r', 'r', 'r'],
         [
-          ['bare node:http, same bytes from memory (baseline)', 'bare'],
-          ['bare node:http, same body as a JS string', 'string'],
-          ['bare node:http, JSON.stringify per request', 'stringify'],
-          ['API, first page (real key, memory limiter, page cache)', 'first'],
-          [`API, page ${fmtInt(deep.depth)} records deep (page cache)`, 'deep'],
-          ['API, first page, page cache off', 'first-uncached'],
-          [`API, page ${fmtInt(deep.depth)} records deep, page cache off`, 'deep-uncached'],
-        ].map(([label, name]) => {
-          const r = get(name as string);
-          const b = get('bare');
-          return [
-            label as string,
-            fmtInt(r.median),
-            String(r.p99Ms),
-            fmtRatio(ratio(r, b)),
-            fmtInt(r.cpuUsPerRequest),
-            fmtRatio(r.cpuUsPerRequest / b.cpuUsPerRequest),
-          ];
-        }),
+          row('bare, a different page each request (baseline of the uncached pages)', 'bare-pages', 'bare-pages'),
+          row('bare, the first page again and again (baseline of the cached page)', 'bare-first', 'bare-first'),
+          row('bare, a different lead each request (baseline of the single lead)', 'bare-leads', 'bare-leads'),
+          row('API, a different page each request, page cache off', 'uncached-pages', 'bare-pages'),
+          row('API, the first page again and again, page cache on', 'cached-first', 'bare-first'),
+          row('API, GET /v1/leads/{id}, a different lead each request', 'lead', 'bare-leads'),
+          row('API, the first page, page cache off', 'uncached-first', 'bare-first'),
+          row(`API, the page ${deep} records deep, page cache off`, 'uncached-deep', 'bare-first'),
+          ...(options.beforeDir
+            ? [
+                row('before: a different page each request, page cache off', 'before-uncached-pages', 'bare-pages'),
+                row('before: the first page again and again, page cache on', 'before-cached-first', 'bare-first'),
+                row('before: GET /v1/leads/{id}, a different lead each request', 'before-lead', 'bare-leads'),
+                row('before: the first page, page cache off', 'before-uncached-first', 'bare-first'),
+                row(`before: the page ${deep} records deep, page cache off`, 'before-uncached-deep', 'bare-first'),
+              ]
+            : []),
+        ],
       ),
       '',
       table(
-        ['check', 'measured', 'target', 'result'],
-        ['l', 'r', 'r', 'l'],
+        ['check', ...(options.beforeDir ? ['before (--before)'] : []), 'measured', 'goal', 'result'],
+        ['l', ...(options.beforeDir ? ['r' as const] : []), 'r', 'r', 'l'],
         [
+          check(
+            'uncached page vs bare (req/s)',
+            (p) => ratio(get(`${p}uncached-pages`), get('bare-pages')),
+            '>=',
+            LIST_TARGETS.uncachedOverBare,
+          ),
+          check(
+            'cached page vs bare (req/s)',
+            (p) => ratio(get(`${p}cached-first`), get('bare-first')),
+            '>=',
+            LIST_TARGETS.cachedOverBare,
+          ),
+          check(
+            'GET /v1/leads/{id} vs bare (req/s)',
+            (p) => ratio(get(`${p}lead`), get('bare-leads')),
+            '>=',
+            LIST_TARGETS.leadOverBare,
+          ),
+          check(
+            `deep/first: cost of the page ${deep} records deep / the first page (page cache off)`,
+            (p) => 1 / ratio(get(`${p}uncached-deep`), get(`${p}uncached-first`)),
+            '<=',
+            LIST_TARGETS.deepOverFirst,
+          ),
+          check(
+            'server CPU per uncached page / per bare page',
+            (p) => get(`${p}uncached-pages`).cpuUsPerRequest / get('bare-pages').cpuUsPerRequest,
+            '',
+            Number.NaN,
+          ),
+          check(
+            'server CPU per GET /v1/leads/{id} / per bare answer',
+            (p) => get(`${p}lead`).cpuUsPerRequest / get('bare-leads').cpuUsPerRequest,
+            '',
+            Number.NaN,
+          ),
           [
-            'API / bare (req/s), a page read again (page cache)',
-            fmtRatio(apiRatio),
-            `>= ${LIST_TARGETS.apiOverBare}`,
-            met(apiRatio >= LIST_TARGETS.apiOverBare),
+            'RSS after load / after start (a fresh API, page cache on, every load above in turn)',
+            ...(rssBefore ? [fmtRatio(rssBefore.after.rssKb / rssBefore.start.rssKb)] : []),
+            `${fmtRatio(rssRatio)} (${mb(rss.after.rssKb)} / ${mb(rss.start.rssKb)} MB; anonymous ${mb(rss.after.anonKb)} / ${mb(rss.start.anonKb)}, file-backed ${mb(rss.after.fileKb)} / ${mb(rss.start.fileKb)})`,
+            `<= ${LIST_TARGETS.rssAfterOverStart}`,
+            met(rssRatio <= LIST_TARGETS.rssAfterOverStart),
           ],
           [
-            'API / bare (req/s), page cache off (every request reads its rows)',
-            fmtRatio(uncachedRatio),
-            `>= ${LIST_TARGETS.apiOverBare}`,
-            met(uncachedRatio >= LIST_TARGETS.apiOverBare),
-          ],
-          [
-            'deep page cost / first page cost (page cache off)',
-            fmtRatio(deepCost),
-            `<= ${LIST_TARGETS.deepOverFirst}`,
-            met(deepCost <= LIST_TARGETS.deepOverFirst),
-          ],
-          [
-            `peak RSS ${fmtInt(large.leads)} / ${fmtInt(small.leads)} leads`,
-            `${fmtRatio(rssLarge / rssSmall)} (${fmtInt(rssLarge / 1024)} / ${fmtInt(rssSmall / 1024)} MB)`,
-            `flat (<= ${LIST_TARGETS.rssLargeOverSmall})`,
-            met(rssLarge / rssSmall <= LIST_TARGETS.rssLargeOverSmall),
-          ],
-          [
-            `generating ${fmtInt(large.leads)} leads (write side, SQLite)`,
-            `${fmtInt(large.leadsPerSecond)} leads/s (${fmtInt(large.generatedSeconds)} s)`,
+            `generating ${fmtInt(data.leads)} leads (write side, SQLite)`,
+            ...(options.beforeDir ? [''] : []),
+            `${fmtInt(data.leadsPerSecond)} leads/s (${fmtInt(data.generatedSeconds)} s)`,
             '',
             '',
           ],

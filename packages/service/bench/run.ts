@@ -22,7 +22,8 @@ type Bench = (typeof BENCHES)[number];
 
 const USAGE = `npm run bench -- [options]
   --only list,auth,pg,feed,mirror,redis,db,retention,observe   benchmarks to run (default: all)
-                             list: issue 2 (API vs bare server, deep page, memory)
+                             list: the read path (uncached and cached pages and a single
+                             lead vs a bare server, deep page, memory)
                              auth: issue 3 (authentication and limiter cost)
                              pg:   PostgreSQL vs SQLite, and vs a plain SELECT
                              feed: initial sync (bench/initial-sync.ts)
@@ -36,16 +37,18 @@ const USAGE = `npm run bench -- [options]
                              one statement vs batches (bench/retention.ts)
                              observe: the request log and the metrics on against off
                              (bench/observe-bench.ts)
-  --quick                    short run: 1 round of 3 s, 100,000 leads for the large set
+  --quick                    short run: 1 round of 3 s, 20,200 leads for the list data set
   --seconds N                seconds per measurement (default 10)
   --warm-up N                warm-up seconds per variant (default 3)
   --rounds N                 interleaved rounds per measurement (default 3)
   --connections N            concurrent connections (default 10)
-  --small N, --large N       leads of the small and large list data sets (default 10,000 and 1,000,000)
+  --large N                  leads of the list data set (default 1,000,000)
   --leads N                  leads for the auth and pg benchmarks (default 10,000)
   --sync-sizes A,B           feed items for the initial-sync benchmark (default 10000,1000000)
   --kill-every N             db: milliseconds between two terminations of the API's backends (default 500)
   --profile                  CPU-profile the API under the list load (.bench/profiles/)
+  --before DIR               list: also run the API of another checkout of this package (DIR holds
+                             its bench/ and src/), interleaved, for before/after figures of one run
   --redis URL                Redis for the limiter (default REDIS_URL or redis://127.0.0.1:6379)
   --out FILE                 where the report goes (default .bench/results.md)`;
 
@@ -57,12 +60,12 @@ const { values } = parseArgs({
     'warm-up': { type: 'string' },
     rounds: { type: 'string' },
     connections: { type: 'string' },
-    small: { type: 'string' },
     large: { type: 'string' },
     leads: { type: 'string' },
     'sync-sizes': { type: 'string' },
     'kill-every': { type: 'string' },
     profile: { type: 'boolean', default: false },
+    before: { type: 'string' },
     redis: { type: 'string' },
     out: { type: 'string' },
     help: { type: 'boolean', default: false },
@@ -91,8 +94,8 @@ const plan: LoadPlan = {
   rounds: count('rounds', values.rounds, quick ? 1 : 3),
   connections: count('connections', values.connections, 10),
 };
-const small = count('small', values.small, 10_000);
-const large = count('large', values.large, quick ? 100_000 : 1_000_000);
+// --quick: 20,200 leads, so the deep page is 20,000 records in and the data builds in well under a minute.
+const large = count('large', values.large, quick ? 20_200 : 1_000_000);
 const leads = count('leads', values.leads, 10_000);
 const killEveryMs = count('kill-every', values['kill-every'], 500);
 const syncSizes = values['sync-sizes']?.split(',') ?? (quick ? ['10000'] : ['10000', '1000000']);
@@ -129,7 +132,13 @@ process.stdout.write(`${header}\n`);
 const sections: string[] = [header];
 const failures: string[] = [];
 const runners: Record<Bench, () => Promise<string>> = {
-  list: () => listBench({ plan, small, large, ...(values.profile ? { profileDir: `${CACHE_DIR}profiles` } : {}) }),
+  list: () =>
+    listBench({
+      plan,
+      leads: large,
+      ...(values.profile ? { profileDir: `${CACHE_DIR}profiles` } : {}),
+      ...(values.before ? { beforeDir: values.before } : {}),
+    }),
   auth: () => authBench({ plan, leads, redisUrl }),
   pg: () => pgBench({ plan, leads }),
   feed: () => script('./initial-sync.ts', syncSizes),

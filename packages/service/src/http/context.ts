@@ -13,7 +13,7 @@ import type { Clock } from '../clock.js';
 import type { Limits } from '../config.js';
 import { ApiError } from '../errors/catalogue.js';
 import type { Scope } from '../schemas/enums.js';
-import type { Store } from '../store/store.js';
+import type { JsonPage, Store } from '../store/store.js';
 import type { Charge } from './charge.js';
 import type { CursorCodec } from './cursor.js';
 import type { PageCache } from './page-cache.js';
@@ -105,4 +105,16 @@ export async function answered(request: FastifyRequest, work: () => Promise<Answ
 export function listJson(items: readonly string[], hasMore: boolean, nextCursor: string | null): string {
   const cursor = nextCursor === null ? 'null' : `"${nextCursor}"`;
   return `{"object":"list","data":[${items.join(',')}],"has_more":${hasMore},"next_cursor":${cursor}}`;
+}
+
+const LIST_HEAD = Buffer.from('{"object":"list","data":[');
+
+/**
+ * The same envelope as `listJson` around a page the store joined already: one copy of its bytes, no
+ * string in between.
+ */
+export function listBytes(page: JsonPage, nextCursor: string | null): Buffer {
+  const cursor = nextCursor === null ? 'null' : `"${nextCursor}"`;
+  const tail = Buffer.from(`],"has_more":${page.hasMore},"next_cursor":${cursor}}`);
+  return Buffer.concat([LIST_HEAD, page.items, tail], LIST_HEAD.length + page.items.length + tail.length);
 }

@@ -1,6 +1,6 @@
 import { ApiError } from '../errors/catalogue.js';
 import type { RecordKind } from '../schemas/enums.js';
-import type { ListFilter, PageRow, Store } from '../store/store.js';
+import type { JsonPage, ListFilter, Store } from '../store/store.js';
 
 // Reading stored JSON for the routes: keyset pages, whole never-paged lists, single records.
 
@@ -8,24 +8,16 @@ import type { ListFilter, PageRow, Store } from '../store/store.js';
 export const NEVER_PAGED_RESERVATION = 100;
 const WHOLE_LIST_BATCH = 1000;
 
-export interface Page {
-  rows: PageRow[];
-  hasMore: boolean;
-}
-
-/** One keyset page: asks one row more than `limit` to know whether another page follows. */
-export async function readPage(
+/** One keyset page, joined by the store (one statement, whether another page follows included). */
+export function readPage(
   store: Store,
   team: string,
   kind: RecordKind,
   filter: ListFilter | undefined,
   after: number,
   limit: number,
-): Promise<Page> {
-  const rows = await store.listRecords({ team, kind, ...(filter ? { filter } : {}), after, limit: limit + 1 });
-  const hasMore = rows.length > limit;
-  if (hasMore) rows.length = limit;
-  return { rows, hasMore };
+): Promise<JsonPage> {
+  return store.listPage({ team, kind, ...(filter ? { filter } : {}), after, limit });
 }
 
 /** Every live record of a kind in a team, for the lists that are never paged. */
@@ -53,11 +45,4 @@ export async function readableRecord(
     throw new ApiError('resource_missing');
   }
   return { team: record.team, json: record.json };
-}
-
-/** The record's own id from its stored JSON (the first `"id"` key of a record is its own). */
-export function idOf(json: string): string {
-  const start = json.indexOf('"id":"');
-  if (start < 0) return '';
-  return json.slice(start + 6, json.indexOf('"', start + 6));
 }

@@ -76,6 +76,28 @@ export interface PageRow {
   json: string;
 }
 
+/**
+ * One keyset page as bytes ready for a list envelope: the stored JSON of its records joined by commas,
+ * as the database returned it (one value per page, no per-record JavaScript).
+ */
+export interface JsonPage {
+  /** UTF-8 JSON of the page's records, comma-separated, in `seq` order (empty for an empty page). */
+  items: Buffer;
+  /** Records in `items`. */
+  count: number;
+  /** Whether a live record matching the same query follows the page. */
+  hasMore: boolean;
+  /** Keyset position and id of the page's last record (for the next cursor); null for an empty page. */
+  last: { seq: number; id: string } | null;
+}
+
+/** A live lead as GET /v1/leads/{id} returns it: its JSON with both facets, and its team. */
+export interface LeadDetailRow {
+  team: string;
+  /** UTF-8 JSON: the lead's fields, then `attribution` and `response` (each the facet's JSON or null). */
+  body: Buffer;
+}
+
 export type ListFilter = { by: 'board' | 'stage' | 'status' | 'lead'; value: string };
 
 export interface ListQuery {
@@ -227,6 +249,10 @@ export interface Store {
   getRecords(kind: RecordKind, ids: readonly string[]): Promise<StoredRecord[]>;
   /** One keyset page of live records, `seq` ascending. */
   listRecords(query: ListQuery): Promise<PageRow[]>;
+  /** One keyset page of live records, joined into one value by the database in one statement. */
+  listPage(query: ListQuery): Promise<JsonPage>;
+  /** A live lead with both facets spliced in, read in one statement; undefined when absent or removed. */
+  leadDetail(id: string): Promise<LeadDetailRow | undefined>;
   /** Live leads of a team matching the email or the phone, `seq` ascending. */
   searchLeads(query: SearchQuery): Promise<PageRow[]>;
   /** Up to `limit` feed rows of a team with `pos` greater than `after`, oldest first. */

@@ -115,10 +115,10 @@ describe('database faults over HTTP', () => {
   });
   afterAll(() => store.close());
 
-  /** The store with `listRecords` failing with `error`. */
+  /** The store with `listPage` (the list routes' read) failing with `error`. */
   const failingList = (error: unknown): Store => {
     const broken = Object.create(store) as Store;
-    broken.listRecords = async () => Promise.reject(error);
+    broken.listPage = async () => Promise.reject(error);
     return broken;
   };
 

@@ -96,7 +96,7 @@ describe('errors', () => {
   it('an internal failure gets 500 internal_error and leaks nothing internal', async () => {
     const broken = {
       ...h.store,
-      listRecords: async () => Promise.reject(new Error('SECRET detail at /srv/db')),
+      listPage: async () => Promise.reject(new Error('SECRET detail at /srv/db')),
     } as Store;
     const b = await harness({ store: Object.setPrototypeOf(broken, Object.getPrototypeOf(h.store)) });
     const res = await b.app.inject({ method: 'GET', url: '/v1/leads', headers: auth(KEY_A) });

@@ -3,7 +3,7 @@ import { ApiError } from '../../errors/catalogue.js';
 import { DEFAULT_PAGE_SIZE, LeadsQuery, NoQuery, PageQuery, PathId, SearchBody } from '../../schemas/params.js';
 import { Activity, Lead, LeadDetail } from '../../schemas/records.js';
 import type { App, HttpDeps } from '../context.js';
-import { answered, headerTeam, listJson, principalOf } from '../context.js';
+import { answered, headerTeam, listBytes, listJson, principalOf } from '../context.js';
 import { type CursorScope, decodeListCursor, encodeListCursor } from '../cursor.js';
 import { readableRecord, readPage } from '../listing.js';
 import { listOf, responses, secured } from '../openapi.js';
@@ -54,18 +54,13 @@ export function registerLeadRoutes(app: App, deps: HttpDeps): void {
     async (request, reply) => {
       const principal = principalOf(request);
       const { id } = request.params;
-      const lead = await readableRecord(store, 'lead', id, principal.teams);
+      // One statement reads the lead with both facets spliced in (no parse, no re-serialization); the
+      // facets are sent only once the lead is known to be readable.
+      const lead = await store.leadDetail(id);
+      if (!lead || !principal.teams.includes(lead.team)) throw new ApiError('resource_missing');
       await access.checkTeam(principal, lead.team);
-      const json = await answered(request, async () => {
-        const [attribution, response] = await Promise.all([
-          store.getRecord('lead_attribution', id),
-          store.getRecord('lead_response', id),
-        ]);
-        // Splice the facets in before the lead's closing brace: no parse, no re-serialization.
-        const detail = `${lead.json.slice(0, -1)},"attribution":${attribution?.json ?? 'null'},"response":${response?.json ?? 'null'}}`;
-        return { json: detail, items: 0 };
-      });
-      return reply.header('content-type', JSON_TYPE).send(json);
+      const body = await answered(request, async () => ({ json: lead.body, items: 0 }));
+      return reply.header('content-type', JSON_TYPE).send(body);
     },
   );
 
@@ -98,16 +93,9 @@ export function registerLeadRoutes(app: App, deps: HttpDeps): void {
       const after = request.query.cursor ? decodeListCursor(cursors, scope, request.query.cursor).seq : 0;
       const json = await answered(request, async () => {
         const page = await readPage(store, lead.team, 'activity', { by: 'lead', value: id }, after, limit);
-        const last = page.rows[page.rows.length - 1];
+        const { last } = page;
         const next = page.hasMore && last ? encodeListCursor(cursors, scope, { seq: last.seq, id: '' }) : null;
-        return {
-          json: listJson(
-            page.rows.map((r) => r.json),
-            page.hasMore,
-            next,
-          ),
-          items: page.rows.length,
-        };
+        return { json: listBytes(page, next), items: page.count };
       });
       return reply.header('content-type', JSON_TYPE).send(json);
     },

@@ -6,9 +6,9 @@ import type { RecordKind, Scope } from '../../schemas/enums.js';
 import { DEFAULT_PAGE_SIZE } from '../../schemas/params.js';
 import type { ListFilter } from '../../store/store.js';
 import type { App, HttpDeps } from '../context.js';
-import { answered, headerTeam, listJson, principalOf } from '../context.js';
+import { answered, headerTeam, listBytes, principalOf } from '../context.js';
 import { type CursorScope, decodeListCursor, encodeListCursor } from '../cursor.js';
-import { idOf, readPage } from '../listing.js';
+import { readPage } from '../listing.js';
 import { listOf, responses, secured } from '../openapi.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -79,20 +79,14 @@ export function registerPagedList(app: App, deps: HttpDeps, spec: PagedListSpec)
         const cached = pages.enabled ? pages.get(cacheKey, head) : undefined;
         if (cached) return { json: cached.body, items: cached.items };
         const page = await readPage(store, team, spec.kind, filter, after, limit);
-        const last = page.rows[page.rows.length - 1];
+        const { last } = page;
         const next =
           page.hasMore && last
-            ? encodeListCursor(cursors, scope, { seq: last.seq, id: spec.checkCursor ? idOf(last.json) : '' })
+            ? encodeListCursor(cursors, scope, { seq: last.seq, id: spec.checkCursor ? last.id : '' })
             : null;
-        const bytes = Buffer.from(
-          listJson(
-            page.rows.map((r) => r.json),
-            page.hasMore,
-            next,
-          ),
-        );
-        if (pages.enabled) pages.set(cacheKey, head, bytes, page.rows.length);
-        return { json: bytes, items: page.rows.length };
+        const bytes = listBytes(page, next);
+        if (pages.enabled) pages.set(cacheKey, head, bytes, page.count);
+        return { json: bytes, items: page.count };
       });
       return reply.header('content-type', JSON_TYPE).send(body);
     },

@@ -9,6 +9,8 @@ import type {
   EntityKind,
   ErasedRecord,
   FeedRow,
+  JsonPage,
+  LeadDetailRow,
   ListQuery,
   PageRow,
   PoolUsage,
@@ -20,7 +22,7 @@ import type {
   WriteTx,
 } from '../store.js';
 import { TRIM_BATCH_ROWS } from '../store.js';
-import { StoreUnavailableError } from '../unavailable.js';
+import { StoreUnavailableError, toStoreError } from '../unavailable.js';
 import { POSTGRES_MIGRATIONS } from './migrations.js';
 import { ClassifiedPool, listenedPool } from './pool.js';
 import { type Db, entitiesQuery, postgresWriteTx, rows, upsertMeta } from './postgres-write-tx.js';
@@ -59,6 +61,34 @@ const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 const RETRYABLE_CODES = ['40001', '40P01'] as const;
 const MAX_WRITE_ATTEMPTS = 8;
 const FILTER_COLUMNS = { board: 'board', stage: 'stage', status: 'status', lead: 'lead' } as const;
+
+/**
+ * One keyset page in one statement: the page's bodies joined by the database (string_agg, one text value
+ * per page), its size, last position and id, and whether a live row follows it. $1 team, $2 kind,
+ * $3 after, $4 limit, $5 the filter's value.
+ */
+function listPageSql(filter: string): string {
+  const where = `team = $1 AND kind = $2 ${filter} AND removed IS NULL`;
+  return `SELECT p.items, p.n, p.last_seq, p.last_id,
+      p.n = $4 AND EXISTS (SELECT 1 FROM records WHERE ${where} AND seq > p.last_seq) AS more
+    FROM (SELECT string_agg(json, ',' ORDER BY seq) AS items, count(*)::int AS n, max(seq) AS last_seq,
+        (array_agg(id ORDER BY seq DESC))[1] AS last_id
+      FROM (SELECT seq, id, json FROM records WHERE ${where} AND seq > $3 ORDER BY seq LIMIT $4) s) p`;
+}
+type PageVariant = 'none' | keyof typeof FILTER_COLUMNS;
+const LIST_PAGE_SQL = {
+  none: listPageSql(''),
+  ...Object.fromEntries(Object.entries(FILTER_COLUMNS).map(([by, col]) => [by, listPageSql(`AND ${col} = $5`)])),
+} as Record<PageVariant, string>;
+
+/** The lead with its two facets spliced in before its closing brace, and its team, from one statement. */
+const LEAD_DETAIL_SQL = `SELECT l.team, left(l.json, -1) || ',"attribution":' || coalesce(a.json, 'null')
+    || ',"response":' || coalesce(r.json, 'null') || '}' AS body
+  FROM records l
+  LEFT JOIN records a ON a.kind = 'lead_attribution' AND a.id = l.id
+  LEFT JOIN records r ON r.kind = 'lead_response' AND r.id = l.id
+  WHERE l.kind = 'lead' AND l.id = $1 AND l.removed IS NULL AND l.json IS NOT NULL`;
+const EMPTY = Buffer.alloc(0);
 
 /**
  * PostgreSQL backend: Kysely over a pg pool, one schema, READ COMMITTED write transactions. Inside a
@@ -192,6 +222,47 @@ export class PostgresStore implements Store {
         AND removed IS NULL AND seq > ${q.after} ORDER BY seq LIMIT ${q.limit}`,
     );
     return found.map(toPageRow);
+  }
+
+  /**
+   * A hot read as a named prepared statement on the pool (each connection parses and plans it once),
+   * without the query builder; the driver's errors are classified like every other call's.
+   */
+  private async prepared(name: string, text: string, values: unknown[]): Promise<Record<string, unknown>[]> {
+    if (this.closing) throw new StoreUnavailableError('closed');
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (error) {
+      throw toStoreError(error, 'connect');
+    }
+    try {
+      return (await client.query({ name, text, values })).rows;
+    } catch (error) {
+      throw toStoreError(error, 'query');
+    } finally {
+      // A client whose connection was lost is dropped by the pool, never handed out again (pool.ts).
+      client.release();
+    }
+  }
+
+  async listPage(q: ListQuery): Promise<JsonPage> {
+    const variant: PageVariant = q.filter ? q.filter.by : 'none';
+    const values: unknown[] = [q.team, q.kind, q.after, q.limit];
+    if (q.filter) values.push(q.filter.value);
+    const [row] = await this.prepared(`list-page-${variant}`, LIST_PAGE_SQL[variant], values);
+    const items = row?.items as string | null | undefined;
+    return {
+      items: items ? Buffer.from(items) : EMPTY,
+      count: Number(row?.n ?? 0),
+      hasMore: row?.more === true,
+      last: row?.last_seq == null ? null : { seq: Number(row.last_seq), id: row.last_id as string },
+    };
+  }
+
+  async leadDetail(id: string): Promise<LeadDetailRow | undefined> {
+    const [row] = await this.prepared('lead-detail', LEAD_DETAIL_SQL, [id]);
+    return row ? { team: row.team as string, body: Buffer.from(row.body as string) } : undefined;
   }
 
   async searchLeads(q: SearchQuery): Promise<PageRow[]> {
