@@ -12,16 +12,17 @@ import { listBench } from './list-bench.js';
 import { observeBench } from './observe-bench.js';
 import { pgBench } from './pg-bench.js';
 import { redisFaultBench } from './redis-fault-bench.js';
+import { writeBench } from './write-bench.js';
 
 // `npm run bench`: every benchmark of the issues in one run. Each prints a markdown table of ratios
 // against a baseline measured in the same run; the whole report goes to .bench/results.md too.
 // docs/performance.md explains what each one measures and the figures measured so far.
 
-const BENCHES = ['list', 'auth', 'pg', 'feed', 'mirror', 'redis', 'db', 'retention', 'observe'] as const;
+const BENCHES = ['list', 'auth', 'pg', 'feed', 'mirror', 'redis', 'db', 'retention', 'observe', 'ingest'] as const;
 type Bench = (typeof BENCHES)[number];
 
 const USAGE = `npm run bench -- [options]
-  --only list,auth,pg,feed,mirror,redis,db,retention,observe   benchmarks to run (default: all)
+  --only list,auth,pg,feed,mirror,redis,db,retention,observe,ingest   benchmarks to run (default: all)
                              list: issue 2 (API vs bare server, deep page, memory)
                              auth: issue 3 (authentication and limiter cost)
                              pg:   PostgreSQL vs SQLite, and vs a plain SELECT
@@ -36,6 +37,9 @@ const USAGE = `npm run bench -- [options]
                              one statement vs batches (bench/retention.ts)
                              observe: the request log and the metrics on against off
                              (bench/observe-bench.ts)
+                             ingest: the write side: crm-export ingest of one NDJSON file of
+                             every event type into SQLite and PostgreSQL, demo generation on
+                             both, bytes on disk per demo lead (bench/write-bench.ts)
   --quick                    short run: 1 round of 3 s, 100,000 leads for the large set
   --seconds N                seconds per measurement (default 10)
   --warm-up N                warm-up seconds per variant (default 3)
@@ -44,6 +48,8 @@ const USAGE = `npm run bench -- [options]
   --small N, --large N       leads of the small and large list data sets (default 10,000 and 1,000,000)
   --leads N                  leads for the auth and pg benchmarks (default 10,000)
   --sync-sizes A,B           feed items for the initial-sync benchmark (default 10000,1000000)
+  --ingest-leads N           ingest: demo leads in the ingest file (default 2,000; --quick 400)
+  --demo-leads N             ingest: leads of the demo run (default 2,000; --quick 400)
   --kill-every N             db: milliseconds between two terminations of the API's backends (default 500)
   --profile                  CPU-profile the API under the list load (.bench/profiles/)
   --redis URL                Redis for the limiter (default REDIS_URL or redis://127.0.0.1:6379)
@@ -62,6 +68,8 @@ const { values } = parseArgs({
     leads: { type: 'string' },
     'sync-sizes': { type: 'string' },
     'kill-every': { type: 'string' },
+    'ingest-leads': { type: 'string' },
+    'demo-leads': { type: 'string' },
     profile: { type: 'boolean', default: false },
     redis: { type: 'string' },
     out: { type: 'string' },
@@ -95,6 +103,8 @@ const small = count('small', values.small, 10_000);
 const large = count('large', values.large, quick ? 100_000 : 1_000_000);
 const leads = count('leads', values.leads, 10_000);
 const killEveryMs = count('kill-every', values['kill-every'], 500);
+const ingestLeads = count('ingest-leads', values['ingest-leads'], quick ? 400 : 2_000);
+const demoLeads = count('demo-leads', values['demo-leads'], quick ? 400 : 2_000);
 const syncSizes = values['sync-sizes']?.split(',') ?? (quick ? ['10000'] : ['10000', '1000000']);
 const redisUrl = values.redis ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -140,6 +150,7 @@ const runners: Record<Bench, () => Promise<string>> = {
   // Feed retention over 1,000,000 rows (100,000 with --quick): the old one-statement rule against batches.
   retention: () => script('./retention.ts', [quick ? '100000' : '1000000']),
   observe: () => observeBench({ plan, leads }),
+  ingest: () => writeBench({ ingestLeads, demoLeads }),
 };
 for (const name of BENCHES) {
   if (!only.includes(name)) continue;
