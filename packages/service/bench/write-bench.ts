@@ -68,7 +68,7 @@ function extras(events: readonly CrmEvent[], index: number): CrmEvent[] {
   if (otherCall && index % 13 === 1) out.push({ type: 'call.erased', at, call: otherCall });
   if (call && index % 17 === 2) out.push({ type: 'call.deleted', at, call });
   if (conversation && index % 19 === 3) out.push({ type: 'conversation.erased', at, conversation });
-  if (conversation && index % 23 === 4) out.push({ type: 'conversation.deleted', at, conversation });
+  else if (conversation && index % 23 === 4) out.push({ type: 'conversation.deleted', at, conversation });
   if (booking && index % 11 === 5) out.push({ type: 'booking.deleted', at, booking });
   return out;
 }

@@ -146,6 +146,36 @@ export interface AuditQuery {
   limit: number;
 }
 
+/** A record that became a tombstone (see `WriteTx.removeRecord`). */
+export interface RecordRemoval {
+  kind: RecordKind;
+  id: string;
+  reason: RemovalReason;
+  version: number;
+  /** When the removal was recorded (ISO 8601). */
+  at: string;
+}
+
+/**
+ * Every write of one transaction, handed to the store at once so it can write each table with a few
+ * statements instead of one per row. Applied in this order: entity deletions, entity upserts, record
+ * upserts, record removals, feed purges, feed appends (and the heads they move).
+ */
+export interface WriteSet {
+  /** Entities to delete (also those deleted and then written again: they get a new insertion place). */
+  deleteEntities: { kind: EntityKind; id: string }[];
+  /** Entities to insert or replace, each once, in first-write order (the insertion order of new ones). */
+  putEntities: Entity<unknown>[];
+  /** Records to insert or replace, each once, in first-write order (the keyset order of new ones). */
+  putRecords: RecordRow[];
+  /** Records to turn into tombstones (after the upserts, so a record written and removed ends removed). */
+  removeRecords: RecordRemoval[];
+  /** Records whose feed entries written before this transaction are deleted. */
+  purgeFeed: { kind: FeedKind; id: string }[];
+  /** Entries at positions counted on from `lockFeedHead`, ascending per team; each head moves to its team's last. */
+  appendFeed: FeedRow[];
+}
+
 /** What a write transaction can do. Obtained only through `Store.write`. */
 export interface WriteTx {
   /** Reads one entity, or undefined. */
@@ -168,6 +198,10 @@ export interface WriteTx {
   purgeFeed(kind: FeedKind, id: string): Promise<void>;
   /** Drops the team's record entries superseded by an entry after position `after`, whatever their age (docs/feed.md, demo data). */
   trimSupersededFeed(team: string, after: number): Promise<number>;
+  /** Locks the team's feed head for the rest of the transaction and returns its position (0 when empty). */
+  lockFeedHead(team: string): Promise<number>;
+  /** Applies a transaction's buffered writes with a few statements per table (see `WriteSet`). */
+  applyWrites(writes: WriteSet): Promise<void>;
   /** Reads a setting inside the transaction. */
   getMeta(key: string): Promise<string | undefined>;
   /** Writes a setting inside the transaction. */

@@ -1,17 +1,30 @@
 import type { FeedKind, RecordKind, RemovalReason } from '../schemas/enums.js';
-import type { Entity, EntityKind, FeedEntry, RecordRow, StoredRecord, WriteTx } from '../store/store.js';
+import type {
+  Entity,
+  EntityKind,
+  FeedEntry,
+  FeedRow,
+  RecordRemoval,
+  RecordRow,
+  StoredRecord,
+  WriteSet,
+  WriteTx,
+} from '../store/store.js';
 
 // A read-through cache over one write transaction. An event reads the same lead, board list or
 // message list many times (and a batch of events many more), and each store read costs a query and
-// a JSON parse. Every write goes to the store at once (write-through), so the cache only ever holds
-// what the transaction itself would read back; it dies with the transaction, so a rollback leaves
-// nothing behind. Callers mutate what they read, so entities are copied in and out.
+// a JSON parse. The cache only ever holds what the transaction itself would read back; it dies with
+// the transaction, so a rollback leaves nothing behind. Callers mutate what they read, so entities are
+// copied in and out.
 //
-// With `deferWrites` (the `Crm`, which calls `flush` before it commits) entity and record rows are
-// written once per transaction instead of once per change: an event sequence rewrites the same lead
-// and its records many times. Pending rows are written in the order they were first written (so
-// insertion order and keyset positions come out as if written at once), before any store read that
-// could see them and before a removal. Feed entries are never deferred.
+// With `deferWrites` (the `Crm`, which calls `flush` before it commits) nothing is written until the
+// end: entity and record rows once per transaction however often they change, removals, feed purges
+// and feed entries, all handed to the store at once (`WriteTx.applyWrites`), which writes each table
+// with a few statements. Feed positions are counted on from each team's head, read and locked once
+// per transaction (`lockFeedHead`), so an entry's position is known when it is appended and the
+// transaction still commits in feed order. Reads are answered from what is pending; only a list
+// query that the pending rows could change in a way the store cannot tell (an entity moved to another
+// team or parent) writes the pending entities first.
 
 type By = { team?: string; parent?: string };
 
@@ -63,18 +76,37 @@ export class CachedTx implements WriteTx {
   private readonly lists = new Map<string, string[]>();
   private readonly records = new Map<string, RecordMemo | null>();
   private readonly generations = new Map<EntityKind, number>();
+  /** Entities to write, in first-write order. */
   private readonly pendingEntities = new Map<string, Entity<unknown>>();
+  /** Entities to delete (before the pending writes). */
+  private readonly pendingDeletes = new Map<string, { kind: EntityKind; id: string }>();
+  /** Pending entities the store does not have yet: a list query appends them after the store's rows. */
+  private readonly newEntities = new Set<string>();
+  /** Kinds with a pending entity whose lists the store cannot tell (moved, or written without a read). */
+  private readonly unsettled = new Set<EntityKind>();
   private readonly pendingRecords = new Map<string, RecordRow>();
+  private readonly pendingRemovals = new Map<string, RecordRemoval>();
+  private readonly pendingPurges = new Map<string, { kind: FeedKind; id: string }>();
+  private pendingFeed: FeedRow[] = [];
+  /** The last position handed out per team (from its head, locked once per transaction). */
+  private readonly heads = new Map<string, number>();
 
   constructor(
     readonly inner: WriteTx,
     private readonly deferWrites = false,
   ) {}
 
-  /** Writes every pending row; the transaction must not commit before. */
+  /** Writes everything pending; the transaction must not commit before. */
   async flush(): Promise<void> {
-    await this.flushEntities();
-    await this.flushRecords();
+    const writes: WriteSet = {
+      ...this.takeEntities(),
+      ...this.takeRecords(),
+      purgeFeed: [...this.pendingPurges.values()],
+      appendFeed: this.pendingFeed,
+    };
+    this.pendingPurges.clear();
+    this.pendingFeed = [];
+    await this.apply(writes);
   }
 
   /** Moves on every write of an entity of this kind, so derived lookups (a team's stages) know to rebuild. */
@@ -96,13 +128,24 @@ export class CachedTx implements WriteTx {
     const key = listKey(kind, by.team, by.parent);
     let ids = this.lists.get(key);
     if (!ids) {
-      await this.flushEntities();
+      if (this.unsettled.has(kind)) await this.flushEntities();
       const found = await this.inner.findEntities(kind, by);
       ids = [];
+      const listed = new Set<string>();
       for (const entity of found) {
         const k = entityKey(kind, entity.id);
-        // A cached entity is what this transaction wrote last, the same as the store now holds.
-        if (!this.entities.get(k)) this.entities.set(k, entity);
+        const cached = this.entities.get(k);
+        // Null: deleted by this transaction (the deletion is pending). A cached entity is what this
+        // transaction wrote last; its team and parent are the stored ones (else its kind is unsettled).
+        if (cached === null) continue;
+        if (cached === undefined) this.entities.set(k, entity);
+        ids.push(entity.id);
+        listed.add(k);
+      }
+      for (const [k, entity] of this.pendingEntities) {
+        if (entity.kind !== kind || listed.has(k) || !this.newEntities.has(k)) continue;
+        if (by.team !== undefined && entity.team !== by.team) continue;
+        if (by.parent !== undefined && entity.parent !== by.parent) continue;
         ids.push(entity.id);
       }
       this.lists.set(key, ids);
@@ -114,8 +157,20 @@ export class CachedTx implements WriteTx {
     const key = entityKey(entity.kind, entity.id);
     const before = this.entities.get(key);
     const after = copyEntity<unknown>(entity);
-    if (this.deferWrites) this.pendingEntities.set(key, after);
-    else await this.inner.putEntity(entity);
+    if (this.deferWrites) {
+      if (this.pendingDeletes.has(key)) {
+        // Deleted and written again: the store gets a new row, last in insertion order.
+        this.pendingEntities.delete(key);
+        this.unsettled.add(entity.kind);
+      } else if (before === null) {
+        this.newEntities.add(key);
+      } else if (before === undefined || before.team !== after.team || before.parent !== after.parent) {
+        this.unsettled.add(entity.kind);
+      }
+      this.pendingEntities.set(key, after);
+    } else {
+      await this.inner.putEntity(entity);
+    }
     this.entities.set(key, after);
     this.bump(entity.kind);
     const afterKeys = listKeysOf(entity.kind, after.team, after.parent);
@@ -135,8 +190,13 @@ export class CachedTx implements WriteTx {
 
   async deleteEntity(kind: EntityKind, id: string): Promise<void> {
     const key = entityKey(kind, id);
-    this.pendingEntities.delete(key);
-    await this.inner.deleteEntity(kind, id);
+    if (this.deferWrites) {
+      this.pendingEntities.delete(key);
+      this.newEntities.delete(key);
+      this.pendingDeletes.set(key, { kind, id });
+    } else {
+      await this.inner.deleteEntity(kind, id);
+    }
     const before = this.entities.get(key);
     this.entities.set(key, null);
     this.bump(kind);
@@ -147,7 +207,8 @@ export class CachedTx implements WriteTx {
     const memo = this.records.get(entityKey(kind, id));
     if (memo === null) return undefined;
     if (memo?.stored) return { ...memo.stored };
-    await this.flushRecords();
+    // Written by this transaction: its keyset position exists once it is written.
+    if (memo) await this.apply({ ...NO_WRITES, ...this.takeRecords() });
     return this.load(kind, id).then((m) => (m?.stored ? { ...m.stored } : undefined));
   }
 
@@ -160,8 +221,12 @@ export class CachedTx implements WriteTx {
 
   async putRecord(row: RecordRow): Promise<void> {
     const key = entityKey(row.kind, row.id);
-    if (this.deferWrites) this.pendingRecords.set(key, row);
-    else await this.inner.putRecord(row);
+    if (this.deferWrites) {
+      this.pendingRemovals.delete(key);
+      this.pendingRecords.set(key, row);
+    } else {
+      await this.inner.putRecord(row);
+    }
     this.records.set(key, {
       version: row.version,
       json: row.json,
@@ -171,22 +236,42 @@ export class CachedTx implements WriteTx {
   }
 
   async removeRecord(kind: RecordKind, id: string, reason: RemovalReason, version: number, at: string): Promise<void> {
-    // The row may still be pending: a tombstone replaces a written row.
-    await this.flushRecords();
-    await this.inner.removeRecord(kind, id, reason, version, at);
-    this.records.set(entityKey(kind, id), { version, json: null, removed: reason, updatedAt: at });
+    const key = entityKey(kind, id);
+    // A pending row stays pending: it is written, then made a tombstone, in the same flush.
+    if (this.deferWrites) this.pendingRemovals.set(key, { kind, id, reason, version, at });
+    else await this.inner.removeRecord(kind, id, reason, version, at);
+    this.records.set(key, { version, json: null, removed: reason, updatedAt: at });
   }
 
-  appendFeed(entry: FeedEntry): Promise<number> {
-    return this.inner.appendFeed(entry);
+  async appendFeed(entry: FeedEntry): Promise<number> {
+    if (!this.deferWrites) return this.inner.appendFeed(entry);
+    const pos = (this.heads.get(entry.team) ?? (await this.inner.lockFeedHead(entry.team))) + 1;
+    this.heads.set(entry.team, pos);
+    this.pendingFeed.push({ ...entry, pos });
+    return pos;
   }
 
-  purgeFeed(kind: FeedKind, id: string): Promise<void> {
-    return this.inner.purgeFeed(kind, id);
+  async purgeFeed(kind: FeedKind, id: string): Promise<void> {
+    if (!this.deferWrites) return this.inner.purgeFeed(kind, id);
+    // Entries this transaction appended are dropped here; the store deletes the older ones.
+    this.pendingFeed = this.pendingFeed.filter((e) => e.kind !== kind || e.id !== id);
+    this.pendingPurges.set(entityKey(kind, id), { kind, id });
   }
 
-  trimSupersededFeed(team: string, after: number): Promise<number> {
+  async trimSupersededFeed(team: string, after: number): Promise<number> {
+    await this.flush();
     return this.inner.trimSupersededFeed(team, after);
+  }
+
+  async lockFeedHead(team: string): Promise<number> {
+    const head = this.heads.get(team) ?? (await this.inner.lockFeedHead(team));
+    this.heads.set(team, head);
+    return head;
+  }
+
+  async applyWrites(writes: WriteSet): Promise<void> {
+    await this.flush();
+    await this.inner.applyWrites(writes);
   }
 
   getMeta(key: string): Promise<string | undefined> {
@@ -206,14 +291,39 @@ export class CachedTx implements WriteTx {
     return memo ?? undefined;
   }
 
-  private async flushEntities(): Promise<void> {
-    for (const entity of this.pendingEntities.values()) await this.inner.putEntity(entity);
+  private takeEntities(): Pick<WriteSet, 'deleteEntities' | 'putEntities'> {
+    const taken = {
+      deleteEntities: [...this.pendingDeletes.values()],
+      putEntities: [...this.pendingEntities.values()],
+    };
+    this.pendingDeletes.clear();
     this.pendingEntities.clear();
+    this.newEntities.clear();
+    this.unsettled.clear();
+    return taken;
   }
 
-  private async flushRecords(): Promise<void> {
-    for (const row of this.pendingRecords.values()) await this.inner.putRecord(row);
+  private takeRecords(): Pick<WriteSet, 'putRecords' | 'removeRecords'> {
+    const taken = { putRecords: [...this.pendingRecords.values()], removeRecords: [...this.pendingRemovals.values()] };
     this.pendingRecords.clear();
+    this.pendingRemovals.clear();
+    return taken;
+  }
+
+  private async flushEntities(): Promise<void> {
+    await this.apply({ ...NO_WRITES, ...this.takeEntities() });
+  }
+
+  private async apply(writes: WriteSet): Promise<void> {
+    const empty =
+      writes.deleteEntities.length +
+        writes.putEntities.length +
+        writes.putRecords.length +
+        writes.removeRecords.length +
+        writes.purgeFeed.length +
+        writes.appendFeed.length ===
+      0;
+    if (!empty) await this.inner.applyWrites(writes);
   }
 
   private bump(kind: EntityKind): void {
@@ -226,3 +336,12 @@ export class CachedTx implements WriteTx {
     if (ids && at >= 0) ids.splice(at, 1);
   }
 }
+
+const NO_WRITES: WriteSet = {
+  deleteEntities: [],
+  putEntities: [],
+  putRecords: [],
+  removeRecords: [],
+  purgeFeed: [],
+  appendFeed: [],
+};

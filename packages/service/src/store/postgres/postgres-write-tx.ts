@@ -1,6 +1,6 @@
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { FeedKind, RecordKind, RemovalReason } from '../../schemas/enums.js';
-import type { Entity, EntityKind, FeedEntry, RecordRow, WriteTx } from '../store.js';
+import type { Entity, EntityKind, FeedEntry, RecordRow, WriteSet, WriteTx } from '../store.js';
 import { toEntity, toStored } from './rows.js';
 
 export type Db = Kysely<unknown>;
@@ -16,6 +16,11 @@ export class WriteConflict extends Error {
   constructor() {
     super('write conflict: another transaction is creating the same row');
   }
+}
+
+/** One field of every row, as the array a `unnest` parameter takes (undefined becomes null). */
+function col<T, K extends keyof T>(list: readonly T[], key: K): T[K][] {
+  return list.map((item) => item[key] ?? (null as T[K]));
 }
 
 export async function rows(db: Db, query: RawBuilder<unknown>): Promise<Row[]> {
@@ -166,6 +171,78 @@ export function postgresWriteTx(trx: Db, schema: string): WriteTx {
         WHERE newer.team = ${team} AND newer.pos > ${after} AND old.team = newer.team AND old.kind = newer.kind
         AND old.id = newer.id AND old.pos < newer.pos AND old.removed IS NULL`.execute(trx);
       return Number(result.numAffectedRows ?? 0n);
+    },
+    lockFeedHead: async (team: string) => {
+      // The no-op upsert locks the head row (creating it at 0) until this transaction ends.
+      const [head] = await rows(
+        trx,
+        sql`INSERT INTO feed_heads AS h (team, last_pos) VALUES (${team}, 0)
+          ON CONFLICT (team) DO UPDATE SET last_pos = h.last_pos RETURNING last_pos`,
+      );
+      lockedTeams.add(team);
+      return Number(head?.last_pos ?? 0);
+    },
+    applyWrites: async (w: WriteSet) => {
+      // Every team written is locked first (rows a transaction writes belong to teams it holds).
+      for (const e of w.putEntities) await lockTeam(e.team);
+      for (const r of w.putRecords) await lockTeam(r.team);
+      // One statement per table and kind of change, the rows passed as arrays (unnest): the statement
+      // text and its plan stay the same whatever the number of rows.
+      if (w.deleteEntities.length > 0) {
+        await sql`DELETE FROM entities e USING unnest(${col(w.deleteEntities, 'kind')}::text[],
+          ${col(w.deleteEntities, 'id')}::text[]) AS d(kind, id) WHERE e.kind = d.kind AND e.id = d.id`.execute(trx);
+      }
+      if (w.putEntities.length > 0) {
+        const list = w.putEntities;
+        await sql`INSERT INTO entities (kind, id, team, parent, state)
+          SELECT kind, id, team, parent, state FROM unnest(${col(list, 'kind')}::text[], ${col(list, 'id')}::text[], ${col(list, 'team')}::text[],
+            ${col(list, 'parent')}::text[], ${list.map((e) => JSON.stringify(e.state))}::text[]) WITH ORDINALITY AS v(kind, id, team, parent, state, n)
+          ORDER BY n
+          ON CONFLICT (kind, id) DO UPDATE SET team = excluded.team, parent = excluded.parent, state = excluded.state`.execute(
+          trx,
+        );
+      }
+      if (w.putRecords.length > 0) {
+        const list = w.putRecords;
+        await sql`INSERT INTO records (kind, id, team, lead, board, stage, status, email, phone, version, updated_at, json, removed)
+          SELECT kind, id, team, lead, board, stage, status, email, phone, version, updated_at, json, NULL
+          FROM unnest(${col(list, 'kind')}::text[], ${col(list, 'id')}::text[], ${col(list, 'team')}::text[],
+            ${col(list, 'lead')}::text[], ${col(list, 'board')}::text[], ${col(list, 'stage')}::text[],
+            ${col(list, 'status')}::text[], ${col(list, 'email')}::text[], ${col(list, 'phone')}::text[],
+            ${col(list, 'version')}::integer[], ${col(list, 'updatedAt')}::text[], ${col(list, 'json')}::text[])
+            WITH ORDINALITY AS v(kind, id, team, lead, board, stage, status, email, phone, version, updated_at, json, n)
+          ORDER BY n
+          ON CONFLICT (kind, id) DO UPDATE SET team = excluded.team, lead = excluded.lead, board = excluded.board,
+            stage = excluded.stage, status = excluded.status, email = excluded.email, phone = excluded.phone,
+            version = excluded.version, updated_at = excluded.updated_at, json = excluded.json, removed = NULL`.execute(
+          trx,
+        );
+      }
+      if (w.removeRecords.length > 0) {
+        const list = w.removeRecords;
+        await sql`UPDATE records r SET removed = v.reason, version = v.version, updated_at = v.at, json = NULL,
+            email = NULL, phone = NULL
+          FROM unnest(${col(list, 'kind')}::text[], ${col(list, 'id')}::text[], ${col(list, 'reason')}::text[],
+            ${col(list, 'version')}::integer[], ${col(list, 'at')}::text[]) AS v(kind, id, reason, version, at)
+          WHERE r.kind = v.kind AND r.id = v.id`.execute(trx);
+      }
+      if (w.purgeFeed.length > 0) {
+        await sql`DELETE FROM feed f USING unnest(${col(w.purgeFeed, 'kind')}::text[], ${col(w.purgeFeed, 'id')}::text[])
+          AS p(kind, id) WHERE f.kind = p.kind AND f.id = p.id`.execute(trx);
+      }
+      if (w.appendFeed.length > 0) {
+        const list = w.appendFeed;
+        for (const e of list) if (!lockedTeams.has(e.team)) throw new Error(`feed head of ${e.team} is not locked`);
+        await sql`INSERT INTO feed (team, pos, kind, id, version, recorded_at, body, removed)
+          SELECT * FROM unnest(${col(list, 'team')}::text[], ${col(list, 'pos')}::bigint[], ${col(list, 'kind')}::text[],
+            ${col(list, 'id')}::text[], ${col(list, 'version')}::integer[], ${col(list, 'recordedAt')}::bigint[],
+            ${col(list, 'body')}::text[], ${col(list, 'removed')}::text[])`.execute(trx);
+        const heads = new Map<string, number>();
+        for (const e of list) heads.set(e.team, Math.max(e.pos, heads.get(e.team) ?? 0));
+        await sql`UPDATE feed_heads h SET last_pos = greatest(h.last_pos, v.last_pos)
+          FROM unnest(${[...heads.keys()]}::text[], ${[...heads.values()]}::bigint[]) AS v(team, last_pos)
+          WHERE h.team = v.team`.execute(trx);
+      }
     },
     getMeta: async (key: string) => {
       const row = await lockedRow('meta', key, (lock) =>

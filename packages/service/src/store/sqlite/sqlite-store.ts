@@ -16,12 +16,14 @@ import type {
   FeedRow,
   ListQuery,
   PageRow,
+  RecordRemoval,
   RecordRow,
   SearchQuery,
   Store,
   StoredRecord,
   TrimBatch,
   TrimOptions,
+  WriteSet,
   WriteTx,
 } from '../store.js';
 import { DatabaseMissingError, TRIM_BATCH_ROWS } from '../store.js';
@@ -172,17 +174,64 @@ export class SqliteStore implements Store {
     this.scrubWal = (result?.busy ?? 0) !== 0;
   }
 
+  private putEntityRow(e: Entity<unknown>): void {
+    this.w(
+      `INSERT INTO entities (kind, id, team, parent, state) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (kind, id) DO UPDATE SET team = excluded.team, parent = excluded.parent, state = excluded.state`,
+    ).run(e.kind, e.id, e.team, e.parent, JSON.stringify(e.state));
+  }
+
+  private putRecordRow(r: RecordRow): void {
+    this.w(
+      `INSERT INTO records (kind, id, team, lead, board, stage, status, email, phone, version, updated_at, json, removed)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)
+       ON CONFLICT (kind, id) DO UPDATE SET team = excluded.team, lead = excluded.lead, board = excluded.board,
+         stage = excluded.stage, status = excluded.status, email = excluded.email, phone = excluded.phone,
+         version = excluded.version, updated_at = excluded.updated_at, json = excluded.json, removed = NULL`,
+    ).run(r.kind, r.id, r.team, r.lead, r.board, r.stage, r.status, r.email, r.phone, r.version, r.updatedAt, r.json);
+  }
+
+  private removeRecordRow(r: RecordRemoval): void {
+    if (r.reason === 'erased') this.scrubWal = true;
+    this.w(
+      `UPDATE records SET removed = ?, version = ?, updated_at = ?, json = NULL, email = NULL, phone = NULL
+       WHERE kind = ? AND id = ?`,
+    ).run(r.reason, r.version, r.at, r.kind, r.id);
+  }
+
+  private insertFeedRow(e: FeedEntry, pos: number): void {
+    this.w(
+      'INSERT INTO feed (team, pos, kind, id, version, recorded_at, body, removed) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    ).run(e.team, pos, e.kind, e.id, e.version, e.recordedAt, e.body, e.removed);
+  }
+
+  /** Buffered writes: SQLite runs in this process, so a cached statement per row costs no round trip. */
+  private applyWrites(w: WriteSet): void {
+    const deleteEntity = this.w('DELETE FROM entities WHERE kind = ? AND id = ?');
+    for (const e of w.deleteEntities) deleteEntity.run(e.kind, e.id);
+    for (const e of w.putEntities) this.putEntityRow(e);
+    for (const r of w.putRecords) this.putRecordRow(r);
+    for (const r of w.removeRecords) this.removeRecordRow(r);
+    const purge = this.w('DELETE FROM feed WHERE kind = ? AND id = ?');
+    for (const p of w.purgeFeed) purge.run(p.kind, p.id);
+    const heads = new Map<string, number>();
+    for (const e of w.appendFeed) {
+      this.insertFeedRow(e, e.pos);
+      heads.set(e.team, Math.max(e.pos, heads.get(e.team) ?? 0));
+    }
+    const head = this.w(
+      `INSERT INTO feed_heads (team, last_pos) VALUES (?, ?)
+       ON CONFLICT (team) DO UPDATE SET last_pos = max(last_pos, excluded.last_pos)`,
+    );
+    for (const [team, pos] of heads) head.run(team, pos);
+  }
+
   private readonly tx: WriteTx = {
     getEntity: async <S>(kind: EntityKind, id: string) =>
       toEntity<S>(this.w('SELECT kind, id, team, parent, state FROM entities WHERE kind = ? AND id = ?').get(kind, id)),
     findEntities: async <S>(kind: EntityKind, by: { team?: string; parent?: string }) =>
       this.findEntitiesOn<S>((sql) => this.w(sql), kind, by),
-    putEntity: async <S>(e: Entity<S>) => {
-      this.w(
-        `INSERT INTO entities (kind, id, team, parent, state) VALUES (?, ?, ?, ?, ?)
-         ON CONFLICT (kind, id) DO UPDATE SET team = excluded.team, parent = excluded.parent, state = excluded.state`,
-      ).run(e.kind, e.id, e.team, e.parent, JSON.stringify(e.state));
-    },
+    putEntity: async <S>(e: Entity<S>) => this.putEntityRow(e),
     deleteEntity: async (kind: EntityKind, id: string) => {
       this.w('DELETE FROM entities WHERE kind = ? AND id = ?').run(kind, id);
     },
@@ -193,30 +242,15 @@ export class SqliteStore implements Store {
           id,
         ),
       ),
-    putRecord: async (r: RecordRow) => {
-      this.w(
-        `INSERT INTO records (kind, id, team, lead, board, stage, status, email, phone, version, updated_at, json, removed)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)
-         ON CONFLICT (kind, id) DO UPDATE SET team = excluded.team, lead = excluded.lead, board = excluded.board,
-           stage = excluded.stage, status = excluded.status, email = excluded.email, phone = excluded.phone,
-           version = excluded.version, updated_at = excluded.updated_at, json = excluded.json, removed = NULL`,
-      ).run(r.kind, r.id, r.team, r.lead, r.board, r.stage, r.status, r.email, r.phone, r.version, r.updatedAt, r.json);
-    },
-    removeRecord: async (kind: RecordKind, id: string, reason: RemovalReason, version: number, at: string) => {
-      if (reason === 'erased') this.scrubWal = true;
-      this.w(
-        `UPDATE records SET removed = ?, version = ?, updated_at = ?, json = NULL, email = NULL, phone = NULL
-         WHERE kind = ? AND id = ?`,
-      ).run(reason, version, at, kind, id);
-    },
+    putRecord: async (r: RecordRow) => this.putRecordRow(r),
+    removeRecord: async (kind: RecordKind, id: string, reason: RemovalReason, version: number, at: string) =>
+      this.removeRecordRow({ kind, id, reason, version, at }),
     appendFeed: async (e: FeedEntry) => {
       const head = this.w(
         `INSERT INTO feed_heads (team, last_pos) VALUES (?, 1)
          ON CONFLICT (team) DO UPDATE SET last_pos = last_pos + 1 RETURNING last_pos`,
       ).get(e.team) as { last_pos: number };
-      this.w(
-        'INSERT INTO feed (team, pos, kind, id, version, recorded_at, body, removed) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-      ).run(e.team, head.last_pos, e.kind, e.id, e.version, e.recordedAt, e.body, e.removed);
+      this.insertFeedRow(e, head.last_pos);
       return head.last_pos;
     },
     purgeFeed: async (kind: FeedKind, id: string) => {
@@ -229,6 +263,11 @@ export class SqliteStore implements Store {
            JOIN feed old ON old.kind = newer.kind AND old.id = newer.id AND old.pos < newer.pos AND old.team = newer.team
            WHERE newer.team = ? AND newer.pos > ? AND old.removed IS NULL)`,
       ).run(team, after).changes,
+    // The writer connection is the only writer: the head read stays true until this transaction ends.
+    lockFeedHead: async (team: string) =>
+      (this.w('SELECT last_pos FROM feed_heads WHERE team = ?').get(team) as { last_pos: number } | undefined)
+        ?.last_pos ?? 0,
+    applyWrites: async (writes: WriteSet) => this.applyWrites(writes),
     getMeta: async (key: string) => this.metaOn((sql) => this.w(sql), key),
     setMeta: async (key: string, value: string) => {
       this.w('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(
