@@ -47,7 +47,8 @@ export async function upsertMeta(db: Db, key: string, value: string): Promise<vo
  *   locked, so writers of one team queue in one place (no deadlock between them) and `appendFeed`
  *   increments a head this transaction already holds;
  * - rows are read `FOR UPDATE` (a waiting reader then gets the committed new version);
- * - a key read as absent gets an advisory lock, so two writers cannot both create it.
+ * - a key read as absent gets an advisory lock when the transaction writes it, and is checked to be
+ *   still absent then, so two writers cannot both create it.
  */
 export function postgresWriteTx(trx: Db, schema: string): WriteTx {
   const lockedTeams = new Set<string>();
@@ -61,46 +62,75 @@ export function postgresWriteTx(trx: Db, schema: string): WriteTx {
   };
 
   /**
-   * Locks a key read as absent. Whoever holds it may be waiting for a team this transaction holds
-   * (it creates the row, then appends to the feed): holding a team, only try, and on failure roll
-   * back to run again, rather than wait for PostgreSQL to find the deadlock (deadlock_timeout, 1 s).
+   * Keys read as absent and not locked yet, by lock name. Locking each at its read cost two more round
+   * trips (the lock, and a read in a new snapshot); a transaction that creates rows reads hundreds of
+   * absent keys. The keys are locked when the transaction writes them, all of a batch at once, and
+   * checked to be still absent; a key another writer created meanwhile rolls this transaction back to
+   * run again (it then reads the row).
    */
-  const lockKey = async (name: string): Promise<void> => {
+  const unverified = new Map<string, { space: LockSpace; kind: string; id: string }>();
+
+  /**
+   * Locks the given keys read as absent and checks they still are. Whoever holds one may be waiting
+   * for a team this transaction holds (it creates the row, then appends to the feed): holding a team,
+   * only try, and on failure roll back to run again, rather than wait for PostgreSQL to find the
+   * deadlock (deadlock_timeout, 1 s).
+   */
+  const verifyAbsent = async (names: readonly string[]): Promise<void> => {
+    const keys = [...new Set(names)].filter((name) => unverified.has(name)).sort();
+    if (keys.length === 0) return;
     if (lockedTeams.size === 0) {
-      await sql`SELECT pg_advisory_xact_lock(hashtextextended(${name}, 0))`.execute(trx);
-      return;
+      await sql`SELECT pg_advisory_xact_lock(hashtextextended(n, 0)) FROM unnest(${keys}::text[]) AS n`.execute(trx);
+    } else {
+      const [got] = await rows(
+        trx,
+        sql`SELECT bool_and(pg_try_advisory_xact_lock(hashtextextended(n, 0))) AS ok FROM unnest(${keys}::text[]) AS n`,
+      );
+      if (got?.ok !== true) throw new WriteConflict();
     }
-    const [got] = await rows(trx, sql`SELECT pg_try_advisory_xact_lock(hashtextextended(${name}, 0)) AS ok`);
-    if (got?.ok !== true) throw new WriteConflict();
+    // A new statement, so a new snapshot: rows committed before the locks were taken are seen.
+    const of = (space: LockSpace) => keys.map((k) => unverified.get(k)!).filter((k) => k.space === space);
+    const [entities, records, meta] = [of('entity'), of('record'), of('meta')];
+    const [taken] = await rows(
+      trx,
+      sql`SELECT EXISTS (SELECT 1 FROM entities e JOIN unnest(${col(entities, 'kind')}::text[], ${col(entities, 'id')}::text[])
+            AS k(kind, id) ON e.kind = k.kind AND e.id = k.id)
+          OR EXISTS (SELECT 1 FROM records r JOIN unnest(${col(records, 'kind')}::text[], ${col(records, 'id')}::text[])
+            AS k(kind, id) ON r.kind = k.kind AND r.id = k.id)
+          OR EXISTS (SELECT 1 FROM meta m WHERE m.key = ANY(${col(meta, 'id')}::text[])) AS taken`,
+    );
+    if (taken?.taken === true) throw new WriteConflict();
+    for (const key of keys) unverified.delete(key);
   };
+  const lockName = (space: LockSpace, key: string) => `${schema}:${space}:${key}`;
 
   /**
    * Reads one row and leaves it locked, its team first: before this transaction holds any team it
    * peeks without a lock to learn the row's team and takes that, then locks the row (a read that
-   * waits for the row then sees its newest committed version). An absent row cannot be locked, so
-   * its key is, and the row is read again in a new statement (a new snapshot).
+   * waits for the row then sees its newest committed version). An absent row cannot be locked; its
+   * key is remembered and locked when it is written (`verifyAbsent`).
    */
-  const lockedRow = async (space: LockSpace, key: string, query: (lock: boolean) => RawBuilder<unknown>) => {
-    const read = async (): Promise<Row | undefined> => {
-      if (space !== 'meta' && lockedTeams.size === 0) {
-        const [peek] = await rows(trx, query(false));
-        if (!peek) return undefined;
-        await lockTeam(peek.team as string | null);
-      }
-      const [row] = await rows(trx, query(true));
-      await lockTeam(row?.team as string | null | undefined);
-      return row;
-    };
-    const row = await read();
-    if (row) return row;
-    await lockKey(`${schema}:${space}:${key}`);
-    return read();
+  const lockedRow = async (
+    space: LockSpace,
+    kind: string,
+    id: string,
+    query: (lock: boolean) => RawBuilder<unknown>,
+  ): Promise<Row | undefined> => {
+    if (space !== 'meta' && lockedTeams.size === 0) {
+      const [peek] = await rows(trx, query(false));
+      if (peek) await lockTeam(peek.team as string | null);
+    }
+    const [row] = await rows(trx, query(true));
+    await lockTeam(row?.team as string | null | undefined);
+    const name = lockName(space, space === 'meta' ? id : `${kind}:${id}`);
+    if (!row) unverified.set(name, { space, kind, id });
+    return row;
   };
 
   return {
     getEntity: async <S>(kind: EntityKind, id: string) =>
       toEntity<S>(
-        await lockedRow('entity', `${kind}:${id}`, (lock) =>
+        await lockedRow('entity', kind, id, (lock) =>
           lock
             ? sql`SELECT kind, id, team, parent, state FROM entities WHERE kind = ${kind} AND id = ${id} FOR UPDATE`
             : sql`SELECT kind, id, team, parent, state FROM entities WHERE kind = ${kind} AND id = ${id}`,
@@ -114,6 +144,7 @@ export function postgresWriteTx(trx: Db, schema: string): WriteTx {
     },
     putEntity: async <S>(e: Entity<S>) => {
       await lockTeam(e.team);
+      await verifyAbsent([lockName('entity', `${e.kind}:${e.id}`)]);
       await sql`INSERT INTO entities (kind, id, team, parent, state)
         VALUES (${e.kind}, ${e.id}, ${e.team}, ${e.parent}, ${JSON.stringify(e.state)})
         ON CONFLICT (kind, id) DO UPDATE SET team = excluded.team, parent = excluded.parent, state = excluded.state`.execute(
@@ -125,7 +156,7 @@ export function postgresWriteTx(trx: Db, schema: string): WriteTx {
     },
     getRecord: async (kind: RecordKind, id: string) =>
       toStored(
-        await lockedRow('record', `${kind}:${id}`, (lock) =>
+        await lockedRow('record', kind, id, (lock) =>
           lock
             ? sql`SELECT seq, kind, id, team, version, json, removed FROM records WHERE kind = ${kind} AND id = ${id} FOR UPDATE`
             : sql`SELECT seq, kind, id, team, version, json, removed FROM records WHERE kind = ${kind} AND id = ${id}`,
@@ -133,6 +164,7 @@ export function postgresWriteTx(trx: Db, schema: string): WriteTx {
       ),
     putRecord: async (r: RecordRow) => {
       await lockTeam(r.team);
+      await verifyAbsent([lockName('record', `${r.kind}:${r.id}`)]);
       await sql`INSERT INTO records (kind, id, team, lead, board, stage, status, email, phone, version, updated_at, json, removed)
         VALUES (${r.kind}, ${r.id}, ${r.team}, ${r.lead}, ${r.board}, ${r.stage}, ${r.status}, ${r.email}, ${r.phone},
           ${r.version}, ${r.updatedAt}, ${r.json}, NULL)
@@ -186,6 +218,10 @@ export function postgresWriteTx(trx: Db, schema: string): WriteTx {
       // Every team written is locked first (rows a transaction writes belong to teams it holds).
       for (const e of w.putEntities) await lockTeam(e.team);
       for (const r of w.putRecords) await lockTeam(r.team);
+      await verifyAbsent([
+        ...w.putEntities.map((e) => lockName('entity', `${e.kind}:${e.id}`)),
+        ...w.putRecords.map((r) => lockName('record', `${r.kind}:${r.id}`)),
+      ]);
       // One statement per table and kind of change, the rows passed as arrays (unnest): the statement
       // text and its plan stay the same whatever the number of rows.
       if (w.deleteEntities.length > 0) {
@@ -245,7 +281,7 @@ export function postgresWriteTx(trx: Db, schema: string): WriteTx {
       }
     },
     getMeta: async (key: string) => {
-      const row = await lockedRow('meta', key, (lock) =>
+      const row = await lockedRow('meta', '', key, (lock) =>
         lock
           ? sql`SELECT value FROM meta WHERE key = ${key} FOR UPDATE`
           : sql`SELECT value FROM meta WHERE key = ${key}`,
@@ -253,6 +289,7 @@ export function postgresWriteTx(trx: Db, schema: string): WriteTx {
       return row?.value as string | undefined;
     },
     setMeta: async (key: string, value: string) => {
+      await verifyAbsent([lockName('meta', key)]);
       await upsertMeta(trx, key, value);
     },
   };
