@@ -198,6 +198,14 @@ export interface WriteTx {
   purgeFeed(kind: FeedKind, id: string): Promise<void>;
   /** Drops the team's record entries superseded by an entry after position `after`, whatever their age (docs/feed.md, demo data). */
   trimSupersededFeed(team: string, after: number): Promise<number>;
+  /**
+   * Reads many entities and records at once, locked as `getEntity` and `getRecord` lock them; absent
+   * keys are simply not returned. Optional: a backend whose reads cost no round trip has no need of it.
+   */
+  getMany?(keys: {
+    entities: { kind: EntityKind; id: string }[];
+    records: { kind: RecordKind; id: string }[];
+  }): Promise<{ entities: Entity<unknown>[]; records: StoredRecord[] }>;
   /** Locks the team's feed head for the rest of the transaction and returns its position (0 when empty). */
   lockFeedHead(team: string): Promise<number>;
   /** Applies a transaction's buffered writes with a few statements per table (see `WriteSet`). */

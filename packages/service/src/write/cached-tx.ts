@@ -82,6 +82,8 @@ export class CachedTx implements WriteTx {
   private readonly pendingDeletes = new Map<string, { kind: EntityKind; id: string }>();
   /** Pending entities the store does not have yet: a list query appends them after the store's rows. */
   private readonly newEntities = new Set<string>();
+  /** Ids of `newEntities`: no stored row names one of them as its parent (a parent must exist first). */
+  private readonly newIds = new Set<string>();
   /** Kinds with a pending entity whose lists the store cannot tell (moved, or written without a read). */
   private readonly unsettled = new Set<EntityKind>();
   private readonly pendingRecords = new Map<string, RecordRow>();
@@ -127,6 +129,11 @@ export class CachedTx implements WriteTx {
   async findEntities<S>(kind: EntityKind, by: By): Promise<Entity<S>[]> {
     const key = listKey(kind, by.team, by.parent);
     let ids = this.lists.get(key);
+    if (!ids && by.parent !== undefined && this.newIds.has(by.parent) && !this.unsettled.has(kind)) {
+      // The parent is new in this transaction: only entities written here can name it.
+      ids = this.pendingNew(kind, by, new Set());
+      this.lists.set(key, ids);
+    }
     if (!ids) {
       if (this.unsettled.has(kind)) await this.flushEntities();
       const found = await this.inner.findEntities(kind, by);
@@ -142,15 +149,52 @@ export class CachedTx implements WriteTx {
         ids.push(entity.id);
         listed.add(k);
       }
-      for (const [k, entity] of this.pendingEntities) {
-        if (entity.kind !== kind || listed.has(k) || !this.newEntities.has(k)) continue;
-        if (by.team !== undefined && entity.team !== by.team) continue;
-        if (by.parent !== undefined && entity.parent !== by.parent) continue;
-        ids.push(entity.id);
-      }
+      ids.push(...this.pendingNew(kind, by, listed));
       this.lists.set(key, ids);
     }
     return ids.map((id) => copyEntity<S>(this.entities.get(entityKey(kind, id)) as Entity<unknown>));
+  }
+
+  /** Ids of the pending new entities of a kind that a list query `by` matches, in first-write order. */
+  private pendingNew(kind: EntityKind, by: By, listed: ReadonlySet<string>): string[] {
+    const ids: string[] = [];
+    for (const [k, entity] of this.pendingEntities) {
+      if (entity.kind !== kind || listed.has(k) || !this.newEntities.has(k)) continue;
+      if (by.team !== undefined && entity.team !== by.team) continue;
+      if (by.parent !== undefined && entity.parent !== by.parent) continue;
+      ids.push(entity.id);
+    }
+    return ids;
+  }
+
+  /**
+   * Tells the cache that no entity and no record of this kind and id exists, without asking the store:
+   * for ids derived from state this transaction holds (an activity's id comes from its lead's counter).
+   */
+  created(kind: EntityKind & RecordKind, id: string): void {
+    const key = entityKey(kind, id);
+    if (!this.entities.has(key)) this.entities.set(key, null);
+    if (!this.records.has(key)) this.records.set(key, null);
+  }
+
+  /**
+   * Reads the given entities and records in one go when the store can (`WriteTx.getMany`), so the
+   * events of a batch find most of what they read already cached. Keys cached already are skipped.
+   */
+  async prefetch(keys: { entities: Key<EntityKind>[]; records: Key<RecordKind>[] }): Promise<void> {
+    if (!this.inner.getMany) return;
+    const entities = unique(keys.entities.filter((k) => !this.entities.has(entityKey(k.kind, k.id))));
+    const records = unique(keys.records.filter((k) => !this.records.has(entityKey(k.kind, k.id))));
+    if (entities.length + records.length === 0) return;
+    await this.flush();
+    const found = await this.inner.getMany({ entities, records });
+    for (const k of entities) this.entities.set(entityKey(k.kind, k.id), null);
+    for (const e of found.entities) this.entities.set(entityKey(e.kind, e.id), e);
+    for (const k of records) this.records.set(entityKey(k.kind, k.id), null);
+    for (const r of found.records) {
+      const memo = { version: r.version, json: r.json, removed: r.removed, updatedAt: null, stored: r };
+      this.records.set(entityKey(r.kind, r.id), memo);
+    }
   }
 
   async putEntity<S>(entity: Entity<S>): Promise<void> {
@@ -164,6 +208,7 @@ export class CachedTx implements WriteTx {
         this.unsettled.add(entity.kind);
       } else if (before === null) {
         this.newEntities.add(key);
+        this.newIds.add(entity.id);
       } else if (before === undefined || before.team !== after.team || before.parent !== after.parent) {
         this.unsettled.add(entity.kind);
       }
@@ -193,6 +238,7 @@ export class CachedTx implements WriteTx {
     if (this.deferWrites) {
       this.pendingEntities.delete(key);
       this.newEntities.delete(key);
+      this.newIds.delete(id);
       this.pendingDeletes.set(key, { kind, id });
     } else {
       await this.inner.deleteEntity(kind, id);
@@ -299,6 +345,7 @@ export class CachedTx implements WriteTx {
     this.pendingDeletes.clear();
     this.pendingEntities.clear();
     this.newEntities.clear();
+    this.newIds.clear();
     this.unsettled.clear();
     return taken;
   }
@@ -335,6 +382,14 @@ export class CachedTx implements WriteTx {
     const at = ids?.indexOf(id) ?? -1;
     if (ids && at >= 0) ids.splice(at, 1);
   }
+}
+
+type Key<K> = { kind: K; id: string };
+
+function unique<K extends string>(keys: readonly Key<K>[]): Key<K>[] {
+  const seen = new Map<string, Key<K>>();
+  for (const k of keys) seen.set(entityKey(k.kind, k.id), k);
+  return [...seen.values()];
 }
 
 const NO_WRITES: WriteSet = {

@@ -1,6 +1,6 @@
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { FeedKind, RecordKind, RemovalReason } from '../../schemas/enums.js';
-import type { Entity, EntityKind, FeedEntry, RecordRow, WriteSet, WriteTx } from '../store.js';
+import type { Entity, EntityKind, FeedEntry, RecordRow, StoredRecord, WriteSet, WriteTx } from '../store.js';
 import { toEntity, toStored } from './rows.js';
 
 export type Db = Kysely<unknown>;
@@ -203,6 +203,48 @@ export function postgresWriteTx(trx: Db, schema: string): WriteTx {
         WHERE newer.team = ${team} AND newer.pos > ${after} AND old.team = newer.team AND old.kind = newer.kind
         AND old.id = newer.id AND old.pos < newer.pos AND old.removed IS NULL`.execute(trx);
       return Number(result.numAffectedRows ?? 0n);
+    },
+    getMany: async (keys) => {
+      const { entities, records } = keys;
+      const [ek, ei, rk, ri] = [col(entities, 'kind'), col(entities, 'id'), col(records, 'kind'), col(records, 'id')];
+      // Teams first, as one read does it: learn the rows' teams without a lock, take those not held
+      // yet (in name order), then lock the rows.
+      const teams = await rows(
+        trx,
+        sql`SELECT e.team FROM entities e JOIN unnest(${ek}::text[], ${ei}::text[]) AS k(kind, id)
+            ON e.kind = k.kind AND e.id = k.id WHERE e.team IS NOT NULL
+          UNION SELECT r.team FROM records r JOIN unnest(${rk}::text[], ${ri}::text[]) AS k(kind, id)
+            ON r.kind = k.kind AND r.id = k.id
+          ORDER BY 1`,
+      );
+      for (const t of teams) await lockTeam(t.team as string);
+      const foundEntities = await rows(
+        trx,
+        sql`SELECT e.kind, e.id, e.team, e.parent, e.state FROM entities e
+          JOIN unnest(${ek}::text[], ${ei}::text[]) AS k(kind, id) ON e.kind = k.kind AND e.id = k.id FOR UPDATE OF e`,
+      );
+      const foundRecords = await rows(
+        trx,
+        sql`SELECT r.seq, r.kind, r.id, r.team, r.version, r.json, r.removed FROM records r
+          JOIN unnest(${rk}::text[], ${ri}::text[]) AS k(kind, id) ON r.kind = k.kind AND r.id = k.id FOR UPDATE OF r`,
+      );
+      // A row that moved to another team between the peek and the lock.
+      for (const r of [...foundEntities, ...foundRecords]) await lockTeam(r.team as string | null);
+      const present = new Set<string>();
+      for (const r of foundEntities) present.add(lockName('entity', `${r.kind}:${r.id}`));
+      for (const r of foundRecords) present.add(lockName('record', `${r.kind}:${r.id}`));
+      for (const k of entities) {
+        const name = lockName('entity', `${k.kind}:${k.id}`);
+        if (!present.has(name)) unverified.set(name, { space: 'entity', kind: k.kind, id: k.id });
+      }
+      for (const k of records) {
+        const name = lockName('record', `${k.kind}:${k.id}`);
+        if (!present.has(name)) unverified.set(name, { space: 'record', kind: k.kind, id: k.id });
+      }
+      return {
+        entities: foundEntities.map((r) => toEntity(r) as Entity<unknown>),
+        records: foundRecords.map((r) => toStored(r) as StoredRecord),
+      };
     },
     lockFeedHead: async (team: string) => {
       // The no-op upsert locks the head row (creating it at 0) until this transaction ends.
