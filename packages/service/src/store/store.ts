@@ -159,7 +159,10 @@ export interface RecordRemoval {
 /**
  * Every write of one transaction, handed to the store at once so it can write each table with a few
  * statements instead of one per row. Applied in this order: entity deletions, entity upserts, record
- * upserts, record removals, feed purges, feed appends (and the heads they move).
+ * upserts, record removals, feed purges, feed appends (and the heads they move). An appended entry of
+ * the version its record row is written with stores no body of its own: reads take the row's JSON
+ * (each version's JSON is stored once); when the row later moves to a newer version, the entry gets
+ * its own copy first.
  */
 export interface WriteSet {
   /** Entities to delete (also those deleted and then written again: they get a new insertion place). */
@@ -174,6 +177,22 @@ export interface WriteSet {
   purgeFeed: { kind: FeedKind; id: string }[];
   /** Entries at positions counted on from `lockFeedHead`, ascending per team; each head moves to its team's last. */
   appendFeed: FeedRow[];
+}
+
+/**
+ * The set's feed entries as the store writes them: an entry of the version and JSON its record row is
+ * written with in the same set (and not removed there) has its body dropped, since reads take the row's.
+ */
+export function borrowBodies(writes: WriteSet): FeedRow[] {
+  const removed = new Set(writes.removeRecords.map((r) => `${r.kind}\u0000${r.id}`));
+  const rows = new Map<string, RecordRow>();
+  for (const r of writes.putRecords) rows.set(`${r.kind}\u0000${r.id}`, r);
+  return writes.appendFeed.map((e) => {
+    const key = `${e.kind}\u0000${e.id}`;
+    const row = rows.get(key);
+    const borrowed = e.body !== null && row?.version === e.version && row.json === e.body && !removed.has(key);
+    return borrowed ? { ...e, body: null } : e;
+  });
 }
 
 /** What a write transaction can do. Obtained only through `Store.write`. */

@@ -1,6 +1,7 @@
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { FeedKind, RecordKind, RemovalReason } from '../../schemas/enums.js';
 import type { Entity, EntityKind, FeedEntry, RecordRow, StoredRecord, WriteSet, WriteTx } from '../store.js';
+import { borrowBodies } from '../store.js';
 import { toEntity, toStored } from './rows.js';
 
 export type Db = Kysely<unknown>;
@@ -104,6 +105,14 @@ export function postgresWriteTx(trx: Db, schema: string): WriteTx {
   };
   const lockName = (space: LockSpace, key: string) => `${schema}:${space}:${key}`;
 
+  /** Before record rows are replaced: the entries that borrow their JSON (see `WriteSet`) get a copy. */
+  const keepSupersededBodies = async (list: readonly { kind: string; id: string }[]): Promise<void> => {
+    await sql`UPDATE feed f SET body = r.json
+      FROM unnest(${col(list, 'kind')}::text[], ${col(list, 'id')}::text[]) AS k(kind, id)
+      JOIN records r ON r.kind = k.kind AND r.id = k.id
+      WHERE f.kind = k.kind AND f.id = k.id AND f.body IS NULL AND f.removed IS NULL`.execute(trx);
+  };
+
   /**
    * Reads one row and leaves it locked, its team first: before this transaction holds any team it
    * peeks without a lock to learn the row's team and takes that, then locks the row (a read that
@@ -165,6 +174,7 @@ export function postgresWriteTx(trx: Db, schema: string): WriteTx {
     putRecord: async (r: RecordRow) => {
       await lockTeam(r.team);
       await verifyAbsent([lockName('record', `${r.kind}:${r.id}`)]);
+      await keepSupersededBodies([r]);
       await sql`INSERT INTO records (kind, id, team, lead, board, stage, status, email, phone, version, updated_at, json, removed)
         VALUES (${r.kind}, ${r.id}, ${r.team}, ${r.lead}, ${r.board}, ${r.stage}, ${r.status}, ${r.email}, ${r.phone},
           ${r.version}, ${r.updatedAt}, ${r.json}, NULL)
@@ -282,6 +292,7 @@ export function postgresWriteTx(trx: Db, schema: string): WriteTx {
       }
       if (w.putRecords.length > 0) {
         const list = w.putRecords;
+        await keepSupersededBodies(list);
         await sql`INSERT INTO records (kind, id, team, lead, board, stage, status, email, phone, version, updated_at, json, removed)
           SELECT kind, id, team, lead, board, stage, status, email, phone, version, updated_at, json, NULL
           FROM unnest(${col(list, 'kind')}::text[], ${col(list, 'id')}::text[], ${col(list, 'team')}::text[],
@@ -309,7 +320,7 @@ export function postgresWriteTx(trx: Db, schema: string): WriteTx {
           AS p(kind, id) WHERE f.kind = p.kind AND f.id = p.id`.execute(trx);
       }
       if (w.appendFeed.length > 0) {
-        const list = w.appendFeed;
+        const list = borrowBodies(w);
         for (const e of list) if (!lockedTeams.has(e.team)) throw new Error(`feed head of ${e.team} is not locked`);
         await sql`INSERT INTO feed (team, pos, kind, id, version, recorded_at, body, removed)
           SELECT * FROM unnest(${col(list, 'team')}::text[], ${col(list, 'pos')}::bigint[], ${col(list, 'kind')}::text[],

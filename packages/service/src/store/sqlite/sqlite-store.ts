@@ -26,7 +26,7 @@ import type {
   WriteSet,
   WriteTx,
 } from '../store.js';
-import { DatabaseMissingError, TRIM_BATCH_ROWS } from '../store.js';
+import { borrowBodies, DatabaseMissingError, TRIM_BATCH_ROWS } from '../store.js';
 import { toStoreError } from '../unavailable.js';
 import { SQLITE_MIGRATIONS } from './migrations.js';
 
@@ -90,6 +90,9 @@ export class SqliteStore implements Store {
     // 64 MiB of pages for the writer (the default is 2 MiB): every write walks the records, entities
     // and feed indexes, and at millions of rows each miss is a read from the file.
     this.writer.exec('PRAGMA cache_size = -65536');
+    // The WAL file keeps the size of the largest transaction it ever held unless told otherwise: after
+    // a checkpoint it is cut back to 4 MiB (about what an automatic checkpoint lets it reach).
+    this.writer.exec('PRAGMA journal_size_limit = 4194304');
   }
 
   private migrator(): Migrator {
@@ -182,6 +185,11 @@ export class SqliteStore implements Store {
   }
 
   private putRecordRow(r: RecordRow): void {
+    // The entry of the version being replaced borrows the row's JSON: it keeps its own copy from now on.
+    this.w(
+      `UPDATE feed SET body = (SELECT json FROM records WHERE kind = ? AND id = ?)
+       WHERE kind = ? AND id = ? AND body IS NULL AND removed IS NULL`,
+    ).run(r.kind, r.id, r.kind, r.id);
     this.w(
       `INSERT INTO records (kind, id, team, lead, board, stage, status, email, phone, version, updated_at, json, removed)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)
@@ -215,7 +223,7 @@ export class SqliteStore implements Store {
     const purge = this.w('DELETE FROM feed WHERE kind = ? AND id = ?');
     for (const p of w.purgeFeed) purge.run(p.kind, p.id);
     const heads = new Map<string, number>();
-    for (const e of w.appendFeed) {
+    for (const e of borrowBodies(w)) {
       this.insertFeedRow(e, e.pos);
       heads.set(e.team, Math.max(e.pos, heads.get(e.team) ?? 0));
     }
@@ -367,10 +375,13 @@ export class SqliteStore implements Store {
   }
 
   async readFeed(team: string, after: number, limit: number): Promise<FeedRow[]> {
+    // An entry without a body of its own is its record's current version: the body is the row's JSON.
     const rows = this.read(() =>
       this.r(
-        `SELECT team, pos, kind, id, version, recorded_at, body, removed FROM feed
-         WHERE team = ? AND pos > ? ORDER BY pos LIMIT ?`,
+        `SELECT f.team AS team, f.pos AS pos, f.kind AS kind, f.id AS id, f.version AS version,
+           f.recorded_at AS recorded_at, coalesce(f.body, r.json) AS body, f.removed AS removed
+         FROM feed f LEFT JOIN records r ON f.body IS NULL AND f.removed IS NULL AND r.kind = f.kind AND r.id = f.id
+         WHERE f.team = ? AND f.pos > ? ORDER BY f.pos LIMIT ?`,
       ).all(team, after, limit),
     );
     return rows.map((row) => ({
