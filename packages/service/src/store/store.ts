@@ -171,6 +171,8 @@ export interface WriteSet {
   putEntities: Entity<unknown>[];
   /** Records to insert or replace, each once, in first-write order (the keyset order of new ones). */
   putRecords: RecordRow[];
+  /** Those of `putRecords` whose stored row they replace: an entry borrowing that row gets a copy first. */
+  supersede: { kind: RecordKind; id: string }[];
   /** Records to turn into tombstones (after the upserts, so a record written and removed ends removed). */
   removeRecords: RecordRemoval[];
   /** Records whose feed entries written before this transaction are deleted. */

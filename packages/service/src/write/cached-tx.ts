@@ -87,6 +87,8 @@ export class CachedTx implements WriteTx {
   /** Kinds with a pending entity whose lists the store cannot tell (moved, or written without a read). */
   private readonly unsettled = new Set<EntityKind>();
   private readonly pendingRecords = new Map<string, RecordRow>();
+  /** Pending records that replace a stored row (read from the store as live, not written since). */
+  private readonly pendingSupersede = new Map<string, { kind: RecordKind; id: string }>();
   private readonly pendingRemovals = new Map<string, RecordRemoval>();
   private readonly pendingPurges = new Map<string, { kind: FeedKind; id: string }>();
   private pendingFeed: FeedRow[] = [];
@@ -269,6 +271,9 @@ export class CachedTx implements WriteTx {
     const key = entityKey(row.kind, row.id);
     if (this.deferWrites) {
       this.pendingRemovals.delete(key);
+      // Read as stored and live, or never read: the stored row may be lent to a feed entry.
+      const memo = this.records.get(key);
+      if (memo === undefined || memo?.stored) this.pendingSupersede.set(key, { kind: row.kind, id: row.id });
       this.pendingRecords.set(key, row);
     } else {
       await this.inner.putRecord(row);
@@ -350,9 +355,14 @@ export class CachedTx implements WriteTx {
     return taken;
   }
 
-  private takeRecords(): Pick<WriteSet, 'putRecords' | 'removeRecords'> {
-    const taken = { putRecords: [...this.pendingRecords.values()], removeRecords: [...this.pendingRemovals.values()] };
+  private takeRecords(): Pick<WriteSet, 'putRecords' | 'supersede' | 'removeRecords'> {
+    const taken = {
+      putRecords: [...this.pendingRecords.values()],
+      supersede: [...this.pendingSupersede.values()],
+      removeRecords: [...this.pendingRemovals.values()],
+    };
     this.pendingRecords.clear();
+    this.pendingSupersede.clear();
     this.pendingRemovals.clear();
     return taken;
   }
@@ -396,6 +406,7 @@ const NO_WRITES: WriteSet = {
   deleteEntities: [],
   putEntities: [],
   putRecords: [],
+  supersede: [],
   removeRecords: [],
   purgeFeed: [],
   appendFeed: [],

@@ -292,7 +292,7 @@ export function postgresWriteTx(trx: Db, schema: string): WriteTx {
       }
       if (w.putRecords.length > 0) {
         const list = w.putRecords;
-        await keepSupersededBodies(list);
+        if (w.supersede.length > 0) await keepSupersededBodies(w.supersede);
         await sql`INSERT INTO records (kind, id, team, lead, board, stage, status, email, phone, version, updated_at, json, removed)
           SELECT kind, id, team, lead, board, stage, status, email, phone, version, updated_at, json, NULL
           FROM unnest(${col(list, 'kind')}::text[], ${col(list, 'id')}::text[], ${col(list, 'team')}::text[],

@@ -184,12 +184,15 @@ export class SqliteStore implements Store {
     ).run(e.kind, e.id, e.team, e.parent, JSON.stringify(e.state));
   }
 
-  private putRecordRow(r: RecordRow): void {
-    // The entry of the version being replaced borrows the row's JSON: it keeps its own copy from now on.
+  /** Before a record row is replaced: the entry of its version borrows its JSON and gets its own copy. */
+  private keepSupersededBody(kind: RecordKind, id: string): void {
     this.w(
       `UPDATE feed SET body = (SELECT json FROM records WHERE kind = ? AND id = ?)
        WHERE kind = ? AND id = ? AND body IS NULL AND removed IS NULL`,
-    ).run(r.kind, r.id, r.kind, r.id);
+    ).run(kind, id, kind, id);
+  }
+
+  private putRecordRow(r: RecordRow): void {
     this.w(
       `INSERT INTO records (kind, id, team, lead, board, stage, status, email, phone, version, updated_at, json, removed)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)
@@ -218,6 +221,7 @@ export class SqliteStore implements Store {
     const deleteEntity = this.w('DELETE FROM entities WHERE kind = ? AND id = ?');
     for (const e of w.deleteEntities) deleteEntity.run(e.kind, e.id);
     for (const e of w.putEntities) this.putEntityRow(e);
+    for (const r of w.supersede) this.keepSupersededBody(r.kind, r.id);
     for (const r of w.putRecords) this.putRecordRow(r);
     for (const r of w.removeRecords) this.removeRecordRow(r);
     const purge = this.w('DELETE FROM feed WHERE kind = ? AND id = ?');
@@ -250,7 +254,10 @@ export class SqliteStore implements Store {
           id,
         ),
       ),
-    putRecord: async (r: RecordRow) => this.putRecordRow(r),
+    putRecord: async (r: RecordRow) => {
+      this.keepSupersededBody(r.kind, r.id);
+      this.putRecordRow(r);
+    },
     removeRecord: async (kind: RecordKind, id: string, reason: RemovalReason, version: number, at: string) =>
       this.removeRecordRow({ kind, id, reason, version, at }),
     appendFeed: async (e: FeedEntry) => {
