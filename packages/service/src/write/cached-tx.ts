@@ -309,6 +309,33 @@ export class CachedTx implements WriteTx {
     this.pendingPurges.set(entityKey(kind, id), { kind, id });
   }
 
+  /**
+   * Drops the pending record entries that a later pending entry of the same record supersedes, in the
+   * teams `unread` names (the rule of `trimSupersededFeed`, applied before writing). Their positions
+   * stay unused, as trimmed ones do.
+   */
+  async dropSupersededFeed(unread: (team: string) => Promise<boolean>): Promise<void> {
+    const later = new Set<string>();
+    const verdicts = new Map<string, boolean>();
+    const kept: FeedRow[] = [];
+    for (let i = this.pendingFeed.length - 1; i >= 0; i--) {
+      const entry = this.pendingFeed[i] as FeedRow;
+      const key = entityKey(entry.kind, entry.id);
+      const superseded = later.has(key) && entry.removed === null;
+      later.add(key);
+      if (superseded) {
+        let verdict = verdicts.get(entry.team);
+        if (verdict === undefined) {
+          verdict = await unread(entry.team);
+          verdicts.set(entry.team, verdict);
+        }
+        if (verdict) continue;
+      }
+      kept.push(entry);
+    }
+    this.pendingFeed = kept.reverse();
+  }
+
   async trimSupersededFeed(team: string, after: number): Promise<number> {
     await this.flush();
     return this.inner.trimSupersededFeed(team, after);

@@ -39,6 +39,7 @@ import {
   upsertOrganization,
   upsertTeam,
 } from './team-operations.js';
+import type { TeamState } from './types.js';
 import { WriteError } from './write-error.js';
 
 type Handler<K extends EventType> = (ctx: WriteContext, event: EventOf<K>, at: string) => Promise<void>;
@@ -129,6 +130,12 @@ export class Crm {
           if (!(error instanceof WriteError)) throw error;
           throw indexed ? new WriteError(error.message, index) : error;
         }
+      }
+      if (this.options.dropSupersededOfUnreadTeams) {
+        await cache.dropSupersededFeed(async (team) => {
+          const state = (await cache.getEntity<TeamState>('team', team))?.state;
+          return state !== undefined && state.capturedAt === null && (state.captureRequestedAt ?? null) === null;
+        });
       }
       await cache.flush();
     });
