@@ -174,8 +174,12 @@ export function postgresWriteTx(trx: Db, schema: string): WriteTx {
     putRecord: async (r: RecordRow) => {
       await lockTeam(r.team);
       await verifyAbsent([lockName('record', `${r.kind}:${r.id}`)]);
-      await keepSupersededBodies([r]);
-      await sql`INSERT INTO records (kind, id, team, lead, board, stage, status, email, phone, version, updated_at, json, removed)
+      // One statement: the UPDATE reads the row as it was before the upsert replaces it (same snapshot).
+      await sql`WITH kept AS (
+          UPDATE feed f SET body = r.json FROM records r
+          WHERE r.kind = ${r.kind} AND r.id = ${r.id} AND f.kind = r.kind AND f.id = r.id
+            AND f.body IS NULL AND f.removed IS NULL)
+        INSERT INTO records (kind, id, team, lead, board, stage, status, email, phone, version, updated_at, json, removed)
         VALUES (${r.kind}, ${r.id}, ${r.team}, ${r.lead}, ${r.board}, ${r.stage}, ${r.status}, ${r.email}, ${r.phone},
           ${r.version}, ${r.updatedAt}, ${r.json}, NULL)
         ON CONFLICT (kind, id) DO UPDATE SET team = excluded.team, lead = excluded.lead, board = excluded.board,
