@@ -12,16 +12,17 @@ import { listBench } from './list-bench.js';
 import { observeBench } from './observe-bench.js';
 import { pgBench } from './pg-bench.js';
 import { redisFaultBench } from './redis-fault-bench.js';
+import { writeBench } from './write-bench.js';
 
 // `npm run bench`: every benchmark of the issues in one run. Each prints a markdown table of ratios
 // against a baseline measured in the same run; the whole report goes to .bench/results.md too.
 // docs/performance.md explains what each one measures and the figures measured so far.
 
-const BENCHES = ['list', 'auth', 'pg', 'feed', 'mirror', 'redis', 'db', 'retention', 'observe'] as const;
+const BENCHES = ['list', 'auth', 'pg', 'feed', 'mirror', 'redis', 'db', 'retention', 'observe', 'ingest'] as const;
 type Bench = (typeof BENCHES)[number];
 
 const USAGE = `npm run bench -- [options]
-  --only list,auth,pg,feed,mirror,redis,db,retention,observe   benchmarks to run (default: all)
+  --only list,auth,pg,feed,mirror,redis,db,retention,observe,ingest   benchmarks to run (default: all)
                              list: the read path (uncached and cached pages and a single
                              lead vs a bare server, deep page, memory)
                              auth: issue 3 (authentication and limiter cost)
@@ -37,6 +38,9 @@ const USAGE = `npm run bench -- [options]
                              one statement vs batches (bench/retention.ts)
                              observe: the request log and the metrics on against off
                              (bench/observe-bench.ts)
+                             ingest: the write side: crm-export ingest of one NDJSON file of
+                             every event type into SQLite and PostgreSQL, demo generation on
+                             both, bytes on disk per demo lead (bench/write-bench.ts)
   --quick                    short run: 1 round of 3 s, 20,200 leads for the list data set
   --seconds N                seconds per measurement (default 10)
   --warm-up N                warm-up seconds per variant (default 3)
@@ -45,6 +49,8 @@ const USAGE = `npm run bench -- [options]
   --large N                  leads of the list data set (default 1,000,000)
   --leads N                  leads for the auth and pg benchmarks (default 10,000)
   --sync-sizes A,B           feed items for the initial-sync benchmark (default 10000,1000000)
+  --ingest-leads N           ingest: demo leads in the ingest file (default 2,000; --quick 400)
+  --demo-leads N             ingest: leads of the demo run (default 2,000; --quick 400)
   --kill-every N             db: milliseconds between two terminations of the API's backends (default 500)
   --profile                  CPU-profile the API under the list load (.bench/profiles/)
   --before DIR               list: also run the API of another checkout of this package (DIR holds
@@ -64,6 +70,8 @@ const { values } = parseArgs({
     leads: { type: 'string' },
     'sync-sizes': { type: 'string' },
     'kill-every': { type: 'string' },
+    'ingest-leads': { type: 'string' },
+    'demo-leads': { type: 'string' },
     profile: { type: 'boolean', default: false },
     before: { type: 'string' },
     redis: { type: 'string' },
@@ -98,6 +106,8 @@ const plan: LoadPlan = {
 const large = count('large', values.large, quick ? 20_200 : 1_000_000);
 const leads = count('leads', values.leads, 10_000);
 const killEveryMs = count('kill-every', values['kill-every'], 500);
+const ingestLeads = count('ingest-leads', values['ingest-leads'], quick ? 400 : 2_000);
+const demoLeads = count('demo-leads', values['demo-leads'], quick ? 400 : 2_000);
 const syncSizes = values['sync-sizes']?.split(',') ?? (quick ? ['10000'] : ['10000', '1000000']);
 const redisUrl = values.redis ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -149,6 +159,7 @@ const runners: Record<Bench, () => Promise<string>> = {
   // Feed retention over 1,000,000 rows (100,000 with --quick): the old one-statement rule against batches.
   retention: () => script('./retention.ts', [quick ? '100000' : '1000000']),
   observe: () => observeBench({ plan, leads }),
+  ingest: () => writeBench({ ingestLeads, demoLeads }),
 };
 for (const name of BENCHES) {
   if (!only.includes(name)) continue;

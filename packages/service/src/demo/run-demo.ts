@@ -29,7 +29,9 @@ export interface RunDemoOptions extends DemoOptions {
 
 /** Generates the demo and applies it through the write side, in transactions of `batchSize` events. */
 export async function runDemo(store: Store, options: RunDemoOptions): Promise<DemoResult> {
-  const crm = new Crm(store, options.clock ?? systemClock);
+  const compactFeed = options.compactFeed ?? true;
+  // Entries a batch supersedes itself are never written; those of earlier batches are trimmed after each.
+  const crm = new Crm(store, options.clock ?? systemClock, { dropSupersededOfUnreadTeams: compactFeed });
   const batchSize = options.batchSize ?? DEMO_BATCH;
   const total = options.leads * options.teams;
   const bar = options.progress
@@ -52,7 +54,6 @@ export async function runDemo(store: Store, options: RunDemoOptions): Promise<De
   let batch: CrmEvent[] = [];
   let events = 0;
   let leads = 0;
-  const compactFeed = options.compactFeed ?? true;
   const compacted: CompactedUpTo = new Map();
   try {
     for (const chunk of demoEvents(options)) {

@@ -168,6 +168,57 @@ export interface AuditQuery {
   limit: number;
 }
 
+/** A record that became a tombstone (see `WriteTx.removeRecord`). */
+export interface RecordRemoval {
+  kind: RecordKind;
+  id: string;
+  reason: RemovalReason;
+  version: number;
+  /** When the removal was recorded (ISO 8601). */
+  at: string;
+}
+
+/**
+ * Every write of one transaction, handed to the store at once so it can write each table with a few
+ * statements instead of one per row. Applied in this order: entity deletions, entity upserts, record
+ * upserts, record removals, feed purges, feed appends (and the heads they move). An appended entry of
+ * the version its record row is written with stores no body of its own: reads take the row's JSON
+ * (each version's JSON is stored once); when the row later moves to a newer version, the entry gets
+ * its own copy first.
+ */
+export interface WriteSet {
+  /** Entities to delete (also those deleted and then written again: they get a new insertion place). */
+  deleteEntities: { kind: EntityKind; id: string }[];
+  /** Entities to insert or replace, each once, in first-write order (the insertion order of new ones). */
+  putEntities: Entity<unknown>[];
+  /** Records to insert or replace, each once, in first-write order (the keyset order of new ones). */
+  putRecords: RecordRow[];
+  /** Those of `putRecords` whose stored row they replace: an entry borrowing that row gets a copy first. */
+  supersede: { kind: RecordKind; id: string }[];
+  /** Records to turn into tombstones (after the upserts, so a record written and removed ends removed). */
+  removeRecords: RecordRemoval[];
+  /** Records whose feed entries written before this transaction are deleted. */
+  purgeFeed: { kind: FeedKind; id: string }[];
+  /** Entries at positions counted on from `lockFeedHead`, ascending per team; each head moves to its team's last. */
+  appendFeed: FeedRow[];
+}
+
+/**
+ * The set's feed entries as the store writes them: an entry of the version and JSON its record row is
+ * written with in the same set (and not removed there) has its body dropped, since reads take the row's.
+ */
+export function borrowBodies(writes: WriteSet): FeedRow[] {
+  const removed = new Set(writes.removeRecords.map((r) => `${r.kind}\u0000${r.id}`));
+  const rows = new Map<string, RecordRow>();
+  for (const r of writes.putRecords) rows.set(`${r.kind}\u0000${r.id}`, r);
+  return writes.appendFeed.map((e) => {
+    const key = `${e.kind}\u0000${e.id}`;
+    const row = rows.get(key);
+    const borrowed = e.body !== null && row?.version === e.version && row.json === e.body && !removed.has(key);
+    return borrowed ? { ...e, body: null } : e;
+  });
+}
+
 /** What a write transaction can do. Obtained only through `Store.write`. */
 export interface WriteTx {
   /** Reads one entity, or undefined. */
@@ -190,6 +241,18 @@ export interface WriteTx {
   purgeFeed(kind: FeedKind, id: string): Promise<void>;
   /** Drops the team's record entries superseded by an entry after position `after`, whatever their age (docs/feed.md, demo data). */
   trimSupersededFeed(team: string, after: number): Promise<number>;
+  /**
+   * Reads many entities and records at once, locked as `getEntity` and `getRecord` lock them; absent
+   * keys are simply not returned. Optional: a backend whose reads cost no round trip has no need of it.
+   */
+  getMany?(keys: {
+    entities: { kind: EntityKind; id: string }[];
+    records: { kind: RecordKind; id: string }[];
+  }): Promise<{ entities: Entity<unknown>[]; records: StoredRecord[] }>;
+  /** Locks the team's feed head for the rest of the transaction and returns its position (0 when empty). */
+  lockFeedHead(team: string): Promise<number>;
+  /** Applies a transaction's buffered writes with a few statements per table (see `WriteSet`). */
+  applyWrites(writes: WriteSet): Promise<void>;
   /** Reads a setting inside the transaction. */
   getMeta(key: string): Promise<string | undefined>;
   /** Writes a setting inside the transaction. */

@@ -55,6 +55,8 @@ export async function recordActivity(
   const seq = lead.state.activitySeq + 1;
   lead.state.activitySeq = seq;
   const id = activityId(lead.id, seq);
+  // A new counter value: no activity of this id exists (the lead is held by this transaction).
+  ctx.tx.created('activity', id);
   const stageId = c.stage === undefined ? lead.state.stage : c.stage;
   const stage = stageId ? await ctx.findStage(team, stageId) : undefined;
   const projection: Projection<'activity'> = {

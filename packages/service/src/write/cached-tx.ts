@@ -1,17 +1,30 @@
 import type { FeedKind, RecordKind, RemovalReason } from '../schemas/enums.js';
-import type { Entity, EntityKind, FeedEntry, RecordRow, StoredRecord, WriteTx } from '../store/store.js';
+import type {
+  Entity,
+  EntityKind,
+  FeedEntry,
+  FeedRow,
+  RecordRemoval,
+  RecordRow,
+  StoredRecord,
+  WriteSet,
+  WriteTx,
+} from '../store/store.js';
 
 // A read-through cache over one write transaction. An event reads the same lead, board list or
 // message list many times (and a batch of events many more), and each store read costs a query and
-// a JSON parse. Every write goes to the store at once (write-through), so the cache only ever holds
-// what the transaction itself would read back; it dies with the transaction, so a rollback leaves
-// nothing behind. Callers mutate what they read, so entities are copied in and out.
+// a JSON parse. The cache only ever holds what the transaction itself would read back; it dies with
+// the transaction, so a rollback leaves nothing behind. Callers mutate what they read, so entities are
+// copied in and out.
 //
-// With `deferWrites` (the `Crm`, which calls `flush` before it commits) entity and record rows are
-// written once per transaction instead of once per change: an event sequence rewrites the same lead
-// and its records many times. Pending rows are written in the order they were first written (so
-// insertion order and keyset positions come out as if written at once), before any store read that
-// could see them and before a removal. Feed entries are never deferred.
+// With `deferWrites` (the `Crm`, which calls `flush` before it commits) nothing is written until the
+// end: entity and record rows once per transaction however often they change, removals, feed purges
+// and feed entries, all handed to the store at once (`WriteTx.applyWrites`), which writes each table
+// with a few statements. Feed positions are counted on from each team's head, read and locked once
+// per transaction (`lockFeedHead`), so an entry's position is known when it is appended and the
+// transaction still commits in feed order. Reads are answered from what is pending; only a list
+// query that the pending rows could change in a way the store cannot tell (an entity moved to another
+// team or parent) writes the pending entities first.
 
 type By = { team?: string; parent?: string };
 
@@ -63,18 +76,41 @@ export class CachedTx implements WriteTx {
   private readonly lists = new Map<string, string[]>();
   private readonly records = new Map<string, RecordMemo | null>();
   private readonly generations = new Map<EntityKind, number>();
+  /** Entities to write, in first-write order. */
   private readonly pendingEntities = new Map<string, Entity<unknown>>();
+  /** Entities to delete (before the pending writes). */
+  private readonly pendingDeletes = new Map<string, { kind: EntityKind; id: string }>();
+  /** Pending entities the store does not have yet: a list query appends them after the store's rows. */
+  private readonly newEntities = new Set<string>();
+  /** Ids of `newEntities`: no stored row names one of them as its parent (a parent must exist first). */
+  private readonly newIds = new Set<string>();
+  /** Kinds with a pending entity whose lists the store cannot tell (moved, or written without a read). */
+  private readonly unsettled = new Set<EntityKind>();
   private readonly pendingRecords = new Map<string, RecordRow>();
+  /** Pending records that replace a stored row (read from the store as live, not written since). */
+  private readonly pendingSupersede = new Map<string, { kind: RecordKind; id: string }>();
+  private readonly pendingRemovals = new Map<string, RecordRemoval>();
+  private readonly pendingPurges = new Map<string, { kind: FeedKind; id: string }>();
+  private pendingFeed: FeedRow[] = [];
+  /** The last position handed out per team (from its head, locked once per transaction). */
+  private readonly heads = new Map<string, number>();
 
   constructor(
     readonly inner: WriteTx,
     private readonly deferWrites = false,
   ) {}
 
-  /** Writes every pending row; the transaction must not commit before. */
+  /** Writes everything pending; the transaction must not commit before. */
   async flush(): Promise<void> {
-    await this.flushEntities();
-    await this.flushRecords();
+    const writes: WriteSet = {
+      ...this.takeEntities(),
+      ...this.takeRecords(),
+      purgeFeed: [...this.pendingPurges.values()],
+      appendFeed: this.pendingFeed,
+    };
+    this.pendingPurges.clear();
+    this.pendingFeed = [];
+    await this.apply(writes);
   }
 
   /** Moves on every write of an entity of this kind, so derived lookups (a team's stages) know to rebuild. */
@@ -95,27 +131,93 @@ export class CachedTx implements WriteTx {
   async findEntities<S>(kind: EntityKind, by: By): Promise<Entity<S>[]> {
     const key = listKey(kind, by.team, by.parent);
     let ids = this.lists.get(key);
+    if (!ids && by.parent !== undefined && this.newIds.has(by.parent) && !this.unsettled.has(kind)) {
+      // The parent is new in this transaction: only entities written here can name it.
+      ids = this.pendingNew(kind, by, new Set());
+      this.lists.set(key, ids);
+    }
     if (!ids) {
-      await this.flushEntities();
+      if (this.unsettled.has(kind)) await this.flushEntities();
       const found = await this.inner.findEntities(kind, by);
       ids = [];
+      const listed = new Set<string>();
       for (const entity of found) {
         const k = entityKey(kind, entity.id);
-        // A cached entity is what this transaction wrote last, the same as the store now holds.
-        if (!this.entities.get(k)) this.entities.set(k, entity);
+        const cached = this.entities.get(k);
+        // Null: deleted by this transaction (the deletion is pending). A cached entity is what this
+        // transaction wrote last; its team and parent are the stored ones (else its kind is unsettled).
+        if (cached === null) continue;
+        if (cached === undefined) this.entities.set(k, entity);
         ids.push(entity.id);
+        listed.add(k);
       }
+      ids.push(...this.pendingNew(kind, by, listed));
       this.lists.set(key, ids);
     }
     return ids.map((id) => copyEntity<S>(this.entities.get(entityKey(kind, id)) as Entity<unknown>));
+  }
+
+  /** Ids of the pending new entities of a kind that a list query `by` matches, in first-write order. */
+  private pendingNew(kind: EntityKind, by: By, listed: ReadonlySet<string>): string[] {
+    const ids: string[] = [];
+    for (const [k, entity] of this.pendingEntities) {
+      if (entity.kind !== kind || listed.has(k) || !this.newEntities.has(k)) continue;
+      if (by.team !== undefined && entity.team !== by.team) continue;
+      if (by.parent !== undefined && entity.parent !== by.parent) continue;
+      ids.push(entity.id);
+    }
+    return ids;
+  }
+
+  /**
+   * Tells the cache that no entity and no record of this kind and id exists, without asking the store:
+   * for ids derived from state this transaction holds (an activity's id comes from its lead's counter).
+   */
+  created(kind: EntityKind & RecordKind, id: string): void {
+    const key = entityKey(kind, id);
+    if (!this.entities.has(key)) this.entities.set(key, null);
+    if (!this.records.has(key)) this.records.set(key, null);
+  }
+
+  /**
+   * Reads the given entities and records in one go when the store can (`WriteTx.getMany`), so the
+   * events of a batch find most of what they read already cached. Keys cached already are skipped.
+   */
+  async prefetch(keys: { entities: Key<EntityKind>[]; records: Key<RecordKind>[] }): Promise<void> {
+    if (!this.inner.getMany) return;
+    const entities = unique(keys.entities.filter((k) => !this.entities.has(entityKey(k.kind, k.id))));
+    const records = unique(keys.records.filter((k) => !this.records.has(entityKey(k.kind, k.id))));
+    if (entities.length + records.length === 0) return;
+    await this.flush();
+    const found = await this.inner.getMany({ entities, records });
+    for (const k of entities) this.entities.set(entityKey(k.kind, k.id), null);
+    for (const e of found.entities) this.entities.set(entityKey(e.kind, e.id), e);
+    for (const k of records) this.records.set(entityKey(k.kind, k.id), null);
+    for (const r of found.records) {
+      const memo = { version: r.version, json: r.json, removed: r.removed, updatedAt: null, stored: r };
+      this.records.set(entityKey(r.kind, r.id), memo);
+    }
   }
 
   async putEntity<S>(entity: Entity<S>): Promise<void> {
     const key = entityKey(entity.kind, entity.id);
     const before = this.entities.get(key);
     const after = copyEntity<unknown>(entity);
-    if (this.deferWrites) this.pendingEntities.set(key, after);
-    else await this.inner.putEntity(entity);
+    if (this.deferWrites) {
+      if (this.pendingDeletes.has(key)) {
+        // Deleted and written again: the store gets a new row, last in insertion order.
+        this.pendingEntities.delete(key);
+        this.unsettled.add(entity.kind);
+      } else if (before === null) {
+        this.newEntities.add(key);
+        this.newIds.add(entity.id);
+      } else if (before === undefined || before.team !== after.team || before.parent !== after.parent) {
+        this.unsettled.add(entity.kind);
+      }
+      this.pendingEntities.set(key, after);
+    } else {
+      await this.inner.putEntity(entity);
+    }
     this.entities.set(key, after);
     this.bump(entity.kind);
     const afterKeys = listKeysOf(entity.kind, after.team, after.parent);
@@ -135,8 +237,14 @@ export class CachedTx implements WriteTx {
 
   async deleteEntity(kind: EntityKind, id: string): Promise<void> {
     const key = entityKey(kind, id);
-    this.pendingEntities.delete(key);
-    await this.inner.deleteEntity(kind, id);
+    if (this.deferWrites) {
+      this.pendingEntities.delete(key);
+      this.newEntities.delete(key);
+      this.newIds.delete(id);
+      this.pendingDeletes.set(key, { kind, id });
+    } else {
+      await this.inner.deleteEntity(kind, id);
+    }
     const before = this.entities.get(key);
     this.entities.set(key, null);
     this.bump(kind);
@@ -147,7 +255,8 @@ export class CachedTx implements WriteTx {
     const memo = this.records.get(entityKey(kind, id));
     if (memo === null) return undefined;
     if (memo?.stored) return { ...memo.stored };
-    await this.flushRecords();
+    // Written by this transaction: its keyset position exists once it is written.
+    if (memo) await this.apply({ ...NO_WRITES, ...this.takeRecords() });
     return this.load(kind, id).then((m) => (m?.stored ? { ...m.stored } : undefined));
   }
 
@@ -160,8 +269,15 @@ export class CachedTx implements WriteTx {
 
   async putRecord(row: RecordRow): Promise<void> {
     const key = entityKey(row.kind, row.id);
-    if (this.deferWrites) this.pendingRecords.set(key, row);
-    else await this.inner.putRecord(row);
+    if (this.deferWrites) {
+      this.pendingRemovals.delete(key);
+      // Read as stored and live, or never read: the stored row may be lent to a feed entry.
+      const memo = this.records.get(key);
+      if (memo === undefined || memo?.stored) this.pendingSupersede.set(key, { kind: row.kind, id: row.id });
+      this.pendingRecords.set(key, row);
+    } else {
+      await this.inner.putRecord(row);
+    }
     this.records.set(key, {
       version: row.version,
       json: row.json,
@@ -171,22 +287,69 @@ export class CachedTx implements WriteTx {
   }
 
   async removeRecord(kind: RecordKind, id: string, reason: RemovalReason, version: number, at: string): Promise<void> {
-    // The row may still be pending: a tombstone replaces a written row.
-    await this.flushRecords();
-    await this.inner.removeRecord(kind, id, reason, version, at);
-    this.records.set(entityKey(kind, id), { version, json: null, removed: reason, updatedAt: at });
+    const key = entityKey(kind, id);
+    // A pending row stays pending: it is written, then made a tombstone, in the same flush.
+    if (this.deferWrites) this.pendingRemovals.set(key, { kind, id, reason, version, at });
+    else await this.inner.removeRecord(kind, id, reason, version, at);
+    this.records.set(key, { version, json: null, removed: reason, updatedAt: at });
   }
 
-  appendFeed(entry: FeedEntry): Promise<number> {
-    return this.inner.appendFeed(entry);
+  async appendFeed(entry: FeedEntry): Promise<number> {
+    if (!this.deferWrites) return this.inner.appendFeed(entry);
+    const pos = (this.heads.get(entry.team) ?? (await this.inner.lockFeedHead(entry.team))) + 1;
+    this.heads.set(entry.team, pos);
+    this.pendingFeed.push({ ...entry, pos });
+    return pos;
   }
 
-  purgeFeed(kind: FeedKind, id: string): Promise<void> {
-    return this.inner.purgeFeed(kind, id);
+  async purgeFeed(kind: FeedKind, id: string): Promise<void> {
+    if (!this.deferWrites) return this.inner.purgeFeed(kind, id);
+    // Entries this transaction appended are dropped here; the store deletes the older ones.
+    this.pendingFeed = this.pendingFeed.filter((e) => e.kind !== kind || e.id !== id);
+    this.pendingPurges.set(entityKey(kind, id), { kind, id });
   }
 
-  trimSupersededFeed(team: string, after: number): Promise<number> {
+  /**
+   * Drops the pending record entries that a later pending entry of the same record supersedes, in the
+   * teams `unread` names (the rule of `trimSupersededFeed`, applied before writing). Their positions
+   * stay unused, as trimmed ones do.
+   */
+  async dropSupersededFeed(unread: (team: string) => Promise<boolean>): Promise<void> {
+    const later = new Set<string>();
+    const verdicts = new Map<string, boolean>();
+    const kept: FeedRow[] = [];
+    for (let i = this.pendingFeed.length - 1; i >= 0; i--) {
+      const entry = this.pendingFeed[i] as FeedRow;
+      const key = entityKey(entry.kind, entry.id);
+      const superseded = later.has(key) && entry.removed === null;
+      later.add(key);
+      if (superseded) {
+        let verdict = verdicts.get(entry.team);
+        if (verdict === undefined) {
+          verdict = await unread(entry.team);
+          verdicts.set(entry.team, verdict);
+        }
+        if (verdict) continue;
+      }
+      kept.push(entry);
+    }
+    this.pendingFeed = kept.reverse();
+  }
+
+  async trimSupersededFeed(team: string, after: number): Promise<number> {
+    await this.flush();
     return this.inner.trimSupersededFeed(team, after);
+  }
+
+  async lockFeedHead(team: string): Promise<number> {
+    const head = this.heads.get(team) ?? (await this.inner.lockFeedHead(team));
+    this.heads.set(team, head);
+    return head;
+  }
+
+  async applyWrites(writes: WriteSet): Promise<void> {
+    await this.flush();
+    await this.inner.applyWrites(writes);
   }
 
   getMeta(key: string): Promise<string | undefined> {
@@ -206,14 +369,45 @@ export class CachedTx implements WriteTx {
     return memo ?? undefined;
   }
 
-  private async flushEntities(): Promise<void> {
-    for (const entity of this.pendingEntities.values()) await this.inner.putEntity(entity);
+  private takeEntities(): Pick<WriteSet, 'deleteEntities' | 'putEntities'> {
+    const taken = {
+      deleteEntities: [...this.pendingDeletes.values()],
+      putEntities: [...this.pendingEntities.values()],
+    };
+    this.pendingDeletes.clear();
     this.pendingEntities.clear();
+    this.newEntities.clear();
+    this.newIds.clear();
+    this.unsettled.clear();
+    return taken;
   }
 
-  private async flushRecords(): Promise<void> {
-    for (const row of this.pendingRecords.values()) await this.inner.putRecord(row);
+  private takeRecords(): Pick<WriteSet, 'putRecords' | 'supersede' | 'removeRecords'> {
+    const taken = {
+      putRecords: [...this.pendingRecords.values()],
+      supersede: [...this.pendingSupersede.values()],
+      removeRecords: [...this.pendingRemovals.values()],
+    };
     this.pendingRecords.clear();
+    this.pendingSupersede.clear();
+    this.pendingRemovals.clear();
+    return taken;
+  }
+
+  private async flushEntities(): Promise<void> {
+    await this.apply({ ...NO_WRITES, ...this.takeEntities() });
+  }
+
+  private async apply(writes: WriteSet): Promise<void> {
+    const empty =
+      writes.deleteEntities.length +
+        writes.putEntities.length +
+        writes.putRecords.length +
+        writes.removeRecords.length +
+        writes.purgeFeed.length +
+        writes.appendFeed.length ===
+      0;
+    if (!empty) await this.inner.applyWrites(writes);
   }
 
   private bump(kind: EntityKind): void {
@@ -226,3 +420,21 @@ export class CachedTx implements WriteTx {
     if (ids && at >= 0) ids.splice(at, 1);
   }
 }
+
+type Key<K> = { kind: K; id: string };
+
+function unique<K extends string>(keys: readonly Key<K>[]): Key<K>[] {
+  const seen = new Map<string, Key<K>>();
+  for (const k of keys) seen.set(entityKey(k.kind, k.id), k);
+  return [...seen.values()];
+}
+
+const NO_WRITES: WriteSet = {
+  deleteEntities: [],
+  putEntities: [],
+  putRecords: [],
+  supersede: [],
+  removeRecords: [],
+  purgeFeed: [],
+  appendFeed: [],
+};

@@ -9,9 +9,18 @@ export interface CrmOptions {
   answeredCallFloorSeconds: number;
   /** Newest messages of a lead the response facet reads; more sets `coverage.truncated`. */
   responseMessageWindow: number;
+  /**
+   * Feed entries a batch supersedes itself are not written for a team no key names yet (neither
+   * prepared nor requested): the demo's compaction applied before writing (docs/feed.md, "Demo data").
+   */
+  dropSupersededOfUnreadTeams: boolean;
 }
 
-export const DEFAULT_CRM_OPTIONS: CrmOptions = { answeredCallFloorSeconds: 10, responseMessageWindow: 10_000 };
+export const DEFAULT_CRM_OPTIONS: CrmOptions = {
+  answeredCallFloorSeconds: 10,
+  responseMessageWindow: 10_000,
+  dropSupersededOfUnreadTeams: false,
+};
 
 const LABELS: Partial<Record<EntityKind, string>> = { booking_service: 'bookable service' };
 

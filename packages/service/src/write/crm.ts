@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { Store } from '../store/store.js';
+import { batchKeys } from './batch-keys.js';
 import { createBooking, deleteBooking, updateBooking } from './booking-operations.js';
 import { CachedTx } from './cached-tx.js';
 import { recordCall, removeCallEvent, updateCall } from './call-operations.js';
@@ -38,6 +39,7 @@ import {
   upsertOrganization,
   upsertTeam,
 } from './team-operations.js';
+import type { TeamState } from './types.js';
 import { WriteError } from './write-error.js';
 
 type Handler<K extends EventType> = (ctx: WriteContext, event: EventOf<K>, at: string) => Promise<void>;
@@ -111,21 +113,29 @@ export class Crm {
   }
 
   private async run(events: readonly CrmEvent[], indexed: boolean): Promise<void> {
+    const parsed = events.map(parseEvent);
     await this.store.write(async (tx) => {
       // Rows are written once per transaction (see CachedTx); `flush` writes them before the commit.
       const cache = new CachedTx(tx, true);
       const ctx = new WriteContext(cache, this.clock, this.options);
-      for (const [index, raw] of events.entries()) {
+      // Read ahead what the events name (an event that does not parse is refused below, in its turn).
+      await cache.prefetch(batchKeys(parsed.flatMap((p) => (p.ok ? [p.event] : []))));
+      for (const [index, result] of parsed.entries()) {
         try {
-          const parsed = parseEvent(raw);
-          if (!parsed.ok) throw new WriteError(parsed.message);
-          const event = parsed.event;
+          if (!result.ok) throw new WriteError(result.message);
+          const event = result.event;
           const at = new Date(event.at).toISOString();
           await (HANDLERS[event.type] as Handler<EventType>)(ctx, event, at);
         } catch (error) {
           if (!(error instanceof WriteError)) throw error;
           throw indexed ? new WriteError(error.message, index) : error;
         }
+      }
+      if (this.options.dropSupersededOfUnreadTeams) {
+        await cache.dropSupersededFeed(async (team) => {
+          const state = (await cache.getEntity<TeamState>('team', team))?.state;
+          return state !== undefined && state.capturedAt === null && (state.captureRequestedAt ?? null) === null;
+        });
       }
       await cache.flush();
     });

@@ -1,7 +1,10 @@
 import { expect, it } from 'vitest';
+import { ManualClock } from '../../src/clock.js';
 import { compactUnreadFeeds } from '../../src/demo/demo-feed-compaction.js';
 import { runDemo } from '../../src/demo/run-demo.js';
 import type { FeedRow, Store } from '../../src/store/store.js';
+import { Crm } from '../../src/write/crm.js';
+import type { CrmEvent } from '../../src/write/events.js';
 import type { TeamState } from '../../src/write/types.js';
 import { describeEachBackend } from '../support/backends.js';
 
@@ -62,6 +65,32 @@ describeEachBackend('demo feed compaction', (makeStore) => {
       });
       expect(await compactUnreadFeeds(store, teams, new Map())).toBe(before.length - keys.size);
       expect((await feedOf(store, team)).length).toBe(keys.size);
+    } finally {
+      await store.close();
+    }
+  });
+  it('entries a batch supersedes itself are never written for a team no key names, and kept for one a key names', async () => {
+    const store = await makeStore();
+    try {
+      const crm = new Crm(store, new ManualClock(NOW), { dropSupersededOfUnreadTeams: true });
+      const at = '2026-02-01T00:00:00.000Z';
+      await crm.applyBatch([
+        { type: 'organization.upsert', at, organization: 'org_1', name: 'Acme', plan: 'api_included' },
+        { type: 'team.upsert', at, team: 'team_Unread', organization: 'org_1', name: 'Fresh' },
+        { type: 'team.upsert', at, team: 'team_Named', organization: 'org_1', name: 'Read', captured_at: at },
+      ]);
+      const story = (team: string, lead: string): CrmEvent[] => [
+        { type: 'lead.created', at, team, lead, status: 'new' },
+        { type: 'lead.updated', at, lead, name: 'Ann' },
+        { type: 'lead.updated', at, lead, name: 'Anna' },
+      ];
+      await crm.applyBatch([...story('team_Unread', 'lead_U'), ...story('team_Named', 'lead_N')]);
+      const versions = async (team: string, lead: string) =>
+        (await feedOf(store, team)).filter((row) => row.kind === 'lead' && row.id === lead).map((row) => row.version);
+      expect(await versions('team_Unread', 'lead_U')).toEqual([3]);
+      expect(await versions('team_Named', 'lead_N')).toEqual([1, 2, 3]);
+      const [entry] = (await feedOf(store, 'team_Unread')).filter((row) => row.kind === 'lead');
+      expect(entry?.body).toBe((await store.getRecord('lead', 'lead_U'))?.json);
     } finally {
       await store.close();
     }

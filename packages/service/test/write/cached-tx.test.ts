@@ -105,4 +105,68 @@ describeEachBackend('write cache', (makeStore) => {
       await store.close();
     }
   });
+  it('a list under a parent created in the same transaction is answered without the store, as the store answers after the flush', async () => {
+    const store = await makeStore();
+    try {
+      await store.write(async (tx) => {
+        const cache = new CachedTx(tx, true);
+        expect(await cache.getEntity('conversation', 'conv_new')).toBeUndefined();
+        await cache.putEntity(entity('conv_new', 'lead_1'));
+        for (const id of ['msg_2', 'msg_1', 'msg_3']) {
+          expect(await cache.getEntity('message', id)).toBeUndefined();
+          await cache.putEntity({
+            kind: 'message',
+            id,
+            team: 'team_A1',
+            parent: 'conv_new',
+            state: { n: 0, tags: [] },
+          });
+        }
+        await cache.deleteEntity('message', 'msg_1');
+        const cached = (await cache.findEntities('message', { parent: 'conv_new' })).map((e) => e.id);
+        await cache.flush();
+        expect(cached).toEqual(['msg_2', 'msg_3']);
+        expect((await tx.findEntities('message', { parent: 'conv_new' })).map((e) => e.id)).toEqual(cached);
+      });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('entities and records read ahead answer as single reads do, present or absent, and absent ones can be created', async () => {
+    const store = await makeStore();
+    try {
+      const json = '{"id":"call_1","version":1}';
+      const row = { kind: 'call' as const, id: 'call_1', team: 'team_A1', lead: null, board: null, stage: null };
+      const filters = { status: null, email: null, phone: null, updatedAt: '2026-01-10T10:00:00.000Z' };
+      await store.write(async (tx) => {
+        await tx.putEntity(entity('c1', 'lead_1', 5));
+        await tx.putRecord({ ...row, ...filters, version: 1, json });
+      });
+      await store.write(async (tx) => {
+        const cache = new CachedTx(tx, true);
+        await cache.prefetch({
+          entities: [
+            { kind: 'conversation', id: 'c1' },
+            { kind: 'conversation', id: 'c2' },
+          ],
+          records: [
+            { kind: 'call', id: 'call_1' },
+            { kind: 'call', id: 'call_2' },
+          ],
+        });
+        expect(await cache.getEntity('conversation', 'c1')).toEqual(await tx.getEntity('conversation', 'c1'));
+        expect(await cache.getEntity('conversation', 'c2')).toBeUndefined();
+        expect(await cache.current('call', 'call_1')).toMatchObject({ version: 1, json, removed: null });
+        expect(await cache.getRecord('call', 'call_2')).toBeUndefined();
+        await cache.putEntity(entity('c2', 'lead_1'));
+        await cache.putRecord({ ...row, ...filters, id: 'call_2', version: 1, json: '{}' });
+        await cache.flush();
+      });
+      expect((await store.getEntity('conversation', 'c2'))?.parent).toBe('lead_1');
+      expect((await store.getRecord('call', 'call_2'))?.version).toBe(1);
+    } finally {
+      await store.close();
+    }
+  });
 });

@@ -93,8 +93,29 @@ const v3: Migration = {
   },
 };
 
+// Compact storage (docs/feed.md, "What is stored"). A feed entry of its record's current version stores no
+// body of its own: reads take the record row's JSON, and an entry gets its own copy only when its record
+// moves on to a newer version. Existing entries that duplicate their record's row drop their copy here.
+// Index entries only for rows a filter can match: the board, stage, status and lead indexes skip rows
+// whose column is null (a lead has no lead column, a call no board), and feed_recorded, which no query
+// reads since retention has its own indexes, goes.
+const v4: Migration = {
+  async up(db: Kysely<unknown>) {
+    await sql`UPDATE feed f SET body = NULL FROM records r
+      WHERE f.removed IS NULL AND f.body IS NOT NULL AND r.kind = f.kind AND r.id = f.id AND r.version = f.version
+      AND r.json = f.body`.execute(db);
+    await sql`DROP INDEX feed_recorded`.execute(db);
+    for (const column of ['board', 'stage', 'status', 'lead']) {
+      await sql`DROP INDEX ${sql.raw(`records_${column}`)}`.execute(db);
+      await sql`CREATE INDEX ${sql.raw(`records_${column}`)} ON records (team, kind, ${sql.raw(column)}, seq)
+        WHERE removed IS NULL AND ${sql.raw(column)} IS NOT NULL`.execute(db);
+    }
+  },
+};
+
 export const POSTGRES_MIGRATIONS: Record<string, Migration> = {
   '0001_initial': v1,
   '0002_feed_removals': v2,
   '0003_audit': v3,
+  '0004_compact_storage': v4,
 };

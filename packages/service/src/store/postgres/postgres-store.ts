@@ -277,8 +277,10 @@ export class PostgresStore implements Store {
   async readFeed(team: string, after: number, limit: number): Promise<FeedRow[]> {
     const found = await rows(
       this.db,
-      sql`SELECT team, pos, kind, id, version, recorded_at, body, removed FROM feed
-        WHERE team = ${team} AND pos > ${after} ORDER BY pos LIMIT ${limit}`,
+      // An entry without a body of its own is its record's current version: the body is the row's JSON.
+      sql`SELECT f.team, f.pos, f.kind, f.id, f.version, f.recorded_at, coalesce(f.body, r.json) AS body, f.removed
+        FROM feed f LEFT JOIN records r ON f.body IS NULL AND f.removed IS NULL AND r.kind = f.kind AND r.id = f.id
+        WHERE f.team = ${team} AND f.pos > ${after} ORDER BY f.pos LIMIT ${limit}`,
     );
     return found.map(toFeedRow);
   }

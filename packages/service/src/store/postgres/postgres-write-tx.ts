@@ -1,6 +1,7 @@
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { FeedKind, RecordKind, RemovalReason } from '../../schemas/enums.js';
-import type { Entity, EntityKind, FeedEntry, RecordRow, WriteTx } from '../store.js';
+import type { Entity, EntityKind, FeedEntry, RecordRow, StoredRecord, WriteSet, WriteTx } from '../store.js';
+import { borrowBodies } from '../store.js';
 import { toEntity, toStored } from './rows.js';
 
 export type Db = Kysely<unknown>;
@@ -16,6 +17,11 @@ export class WriteConflict extends Error {
   constructor() {
     super('write conflict: another transaction is creating the same row');
   }
+}
+
+/** One field of every row, as the array a `unnest` parameter takes (undefined becomes null). */
+function col<T, K extends keyof T>(list: readonly T[], key: K): T[K][] {
+  return list.map((item) => item[key] ?? (null as T[K]));
 }
 
 export async function rows(db: Db, query: RawBuilder<unknown>): Promise<Row[]> {
@@ -42,7 +48,8 @@ export async function upsertMeta(db: Db, key: string, value: string): Promise<vo
  *   locked, so writers of one team queue in one place (no deadlock between them) and `appendFeed`
  *   increments a head this transaction already holds;
  * - rows are read `FOR UPDATE` (a waiting reader then gets the committed new version);
- * - a key read as absent gets an advisory lock, so two writers cannot both create it.
+ * - a key read as absent gets an advisory lock when the transaction writes it, and is checked to be
+ *   still absent then, so two writers cannot both create it.
  */
 export function postgresWriteTx(trx: Db, schema: string): WriteTx {
   const lockedTeams = new Set<string>();
@@ -56,46 +63,83 @@ export function postgresWriteTx(trx: Db, schema: string): WriteTx {
   };
 
   /**
-   * Locks a key read as absent. Whoever holds it may be waiting for a team this transaction holds
-   * (it creates the row, then appends to the feed): holding a team, only try, and on failure roll
-   * back to run again, rather than wait for PostgreSQL to find the deadlock (deadlock_timeout, 1 s).
+   * Keys read as absent and not locked yet, by lock name. Locking each at its read cost two more round
+   * trips (the lock, and a read in a new snapshot); a transaction that creates rows reads hundreds of
+   * absent keys. The keys are locked when the transaction writes them, all of a batch at once, and
+   * checked to be still absent; a key another writer created meanwhile rolls this transaction back to
+   * run again (it then reads the row).
    */
-  const lockKey = async (name: string): Promise<void> => {
+  const unverified = new Map<string, { space: LockSpace; kind: string; id: string }>();
+
+  /**
+   * Locks the given keys read as absent and checks they still are. Whoever holds one may be waiting
+   * for a team this transaction holds (it creates the row, then appends to the feed): holding a team,
+   * only try, and on failure roll back to run again, rather than wait for PostgreSQL to find the
+   * deadlock (deadlock_timeout, 1 s).
+   */
+  const verifyAbsent = async (names: readonly string[]): Promise<void> => {
+    const keys = [...new Set(names)].filter((name) => unverified.has(name)).sort();
+    if (keys.length === 0) return;
     if (lockedTeams.size === 0) {
-      await sql`SELECT pg_advisory_xact_lock(hashtextextended(${name}, 0))`.execute(trx);
-      return;
+      await sql`SELECT pg_advisory_xact_lock(hashtextextended(n, 0)) FROM unnest(${keys}::text[]) AS n`.execute(trx);
+    } else {
+      const [got] = await rows(
+        trx,
+        sql`SELECT bool_and(pg_try_advisory_xact_lock(hashtextextended(n, 0))) AS ok FROM unnest(${keys}::text[]) AS n`,
+      );
+      if (got?.ok !== true) throw new WriteConflict();
     }
-    const [got] = await rows(trx, sql`SELECT pg_try_advisory_xact_lock(hashtextextended(${name}, 0)) AS ok`);
-    if (got?.ok !== true) throw new WriteConflict();
+    // A new statement, so a new snapshot: rows committed before the locks were taken are seen.
+    const of = (space: LockSpace) => keys.map((k) => unverified.get(k)!).filter((k) => k.space === space);
+    const [entities, records, meta] = [of('entity'), of('record'), of('meta')];
+    const [taken] = await rows(
+      trx,
+      sql`SELECT EXISTS (SELECT 1 FROM entities e JOIN unnest(${col(entities, 'kind')}::text[], ${col(entities, 'id')}::text[])
+            AS k(kind, id) ON e.kind = k.kind AND e.id = k.id)
+          OR EXISTS (SELECT 1 FROM records r JOIN unnest(${col(records, 'kind')}::text[], ${col(records, 'id')}::text[])
+            AS k(kind, id) ON r.kind = k.kind AND r.id = k.id)
+          OR EXISTS (SELECT 1 FROM meta m WHERE m.key = ANY(${col(meta, 'id')}::text[])) AS taken`,
+    );
+    if (taken?.taken === true) throw new WriteConflict();
+    for (const key of keys) unverified.delete(key);
+  };
+  const lockName = (space: LockSpace, key: string) => `${schema}:${space}:${key}`;
+
+  /** Before record rows are replaced: the entries that borrow their JSON (see `WriteSet`) get a copy. */
+  const keepSupersededBodies = async (list: readonly { kind: string; id: string }[]): Promise<void> => {
+    await sql`UPDATE feed f SET body = r.json
+      FROM unnest(${col(list, 'kind')}::text[], ${col(list, 'id')}::text[]) AS k(kind, id)
+      JOIN records r ON r.kind = k.kind AND r.id = k.id
+      WHERE f.kind = k.kind AND f.id = k.id AND f.body IS NULL AND f.removed IS NULL`.execute(trx);
   };
 
   /**
    * Reads one row and leaves it locked, its team first: before this transaction holds any team it
    * peeks without a lock to learn the row's team and takes that, then locks the row (a read that
-   * waits for the row then sees its newest committed version). An absent row cannot be locked, so
-   * its key is, and the row is read again in a new statement (a new snapshot).
+   * waits for the row then sees its newest committed version). An absent row cannot be locked; its
+   * key is remembered and locked when it is written (`verifyAbsent`).
    */
-  const lockedRow = async (space: LockSpace, key: string, query: (lock: boolean) => RawBuilder<unknown>) => {
-    const read = async (): Promise<Row | undefined> => {
-      if (space !== 'meta' && lockedTeams.size === 0) {
-        const [peek] = await rows(trx, query(false));
-        if (!peek) return undefined;
-        await lockTeam(peek.team as string | null);
-      }
-      const [row] = await rows(trx, query(true));
-      await lockTeam(row?.team as string | null | undefined);
-      return row;
-    };
-    const row = await read();
-    if (row) return row;
-    await lockKey(`${schema}:${space}:${key}`);
-    return read();
+  const lockedRow = async (
+    space: LockSpace,
+    kind: string,
+    id: string,
+    query: (lock: boolean) => RawBuilder<unknown>,
+  ): Promise<Row | undefined> => {
+    if (space !== 'meta' && lockedTeams.size === 0) {
+      const [peek] = await rows(trx, query(false));
+      if (peek) await lockTeam(peek.team as string | null);
+    }
+    const [row] = await rows(trx, query(true));
+    await lockTeam(row?.team as string | null | undefined);
+    const name = lockName(space, space === 'meta' ? id : `${kind}:${id}`);
+    if (!row) unverified.set(name, { space, kind, id });
+    return row;
   };
 
   return {
     getEntity: async <S>(kind: EntityKind, id: string) =>
       toEntity<S>(
-        await lockedRow('entity', `${kind}:${id}`, (lock) =>
+        await lockedRow('entity', kind, id, (lock) =>
           lock
             ? sql`SELECT kind, id, team, parent, state FROM entities WHERE kind = ${kind} AND id = ${id} FOR UPDATE`
             : sql`SELECT kind, id, team, parent, state FROM entities WHERE kind = ${kind} AND id = ${id}`,
@@ -109,6 +153,7 @@ export function postgresWriteTx(trx: Db, schema: string): WriteTx {
     },
     putEntity: async <S>(e: Entity<S>) => {
       await lockTeam(e.team);
+      await verifyAbsent([lockName('entity', `${e.kind}:${e.id}`)]);
       await sql`INSERT INTO entities (kind, id, team, parent, state)
         VALUES (${e.kind}, ${e.id}, ${e.team}, ${e.parent}, ${JSON.stringify(e.state)})
         ON CONFLICT (kind, id) DO UPDATE SET team = excluded.team, parent = excluded.parent, state = excluded.state`.execute(
@@ -120,7 +165,7 @@ export function postgresWriteTx(trx: Db, schema: string): WriteTx {
     },
     getRecord: async (kind: RecordKind, id: string) =>
       toStored(
-        await lockedRow('record', `${kind}:${id}`, (lock) =>
+        await lockedRow('record', kind, id, (lock) =>
           lock
             ? sql`SELECT seq, kind, id, team, version, json, removed FROM records WHERE kind = ${kind} AND id = ${id} FOR UPDATE`
             : sql`SELECT seq, kind, id, team, version, json, removed FROM records WHERE kind = ${kind} AND id = ${id}`,
@@ -128,7 +173,13 @@ export function postgresWriteTx(trx: Db, schema: string): WriteTx {
       ),
     putRecord: async (r: RecordRow) => {
       await lockTeam(r.team);
-      await sql`INSERT INTO records (kind, id, team, lead, board, stage, status, email, phone, version, updated_at, json, removed)
+      await verifyAbsent([lockName('record', `${r.kind}:${r.id}`)]);
+      // One statement: the UPDATE reads the row as it was before the upsert replaces it (same snapshot).
+      await sql`WITH kept AS (
+          UPDATE feed f SET body = r.json FROM records r
+          WHERE r.kind = ${r.kind} AND r.id = ${r.id} AND f.kind = r.kind AND f.id = r.id
+            AND f.body IS NULL AND f.removed IS NULL)
+        INSERT INTO records (kind, id, team, lead, board, stage, status, email, phone, version, updated_at, json, removed)
         VALUES (${r.kind}, ${r.id}, ${r.team}, ${r.lead}, ${r.board}, ${r.stage}, ${r.status}, ${r.email}, ${r.phone},
           ${r.version}, ${r.updatedAt}, ${r.json}, NULL)
         ON CONFLICT (kind, id) DO UPDATE SET team = excluded.team, lead = excluded.lead, board = excluded.board,
@@ -167,8 +218,127 @@ export function postgresWriteTx(trx: Db, schema: string): WriteTx {
         AND old.id = newer.id AND old.pos < newer.pos AND old.removed IS NULL`.execute(trx);
       return Number(result.numAffectedRows ?? 0n);
     },
+    getMany: async (keys) => {
+      const { entities, records } = keys;
+      const [ek, ei, rk, ri] = [col(entities, 'kind'), col(entities, 'id'), col(records, 'kind'), col(records, 'id')];
+      // Teams first, as one read does it: learn the rows' teams without a lock, take those not held
+      // yet (in name order), then lock the rows.
+      const teams = await rows(
+        trx,
+        sql`SELECT e.team FROM entities e JOIN unnest(${ek}::text[], ${ei}::text[]) AS k(kind, id)
+            ON e.kind = k.kind AND e.id = k.id WHERE e.team IS NOT NULL
+          UNION SELECT r.team FROM records r JOIN unnest(${rk}::text[], ${ri}::text[]) AS k(kind, id)
+            ON r.kind = k.kind AND r.id = k.id
+          ORDER BY 1`,
+      );
+      for (const t of teams) await lockTeam(t.team as string);
+      const foundEntities = await rows(
+        trx,
+        sql`SELECT e.kind, e.id, e.team, e.parent, e.state FROM entities e
+          JOIN unnest(${ek}::text[], ${ei}::text[]) AS k(kind, id) ON e.kind = k.kind AND e.id = k.id FOR UPDATE OF e`,
+      );
+      const foundRecords = await rows(
+        trx,
+        sql`SELECT r.seq, r.kind, r.id, r.team, r.version, r.json, r.removed FROM records r
+          JOIN unnest(${rk}::text[], ${ri}::text[]) AS k(kind, id) ON r.kind = k.kind AND r.id = k.id FOR UPDATE OF r`,
+      );
+      // A row that moved to another team between the peek and the lock.
+      for (const r of [...foundEntities, ...foundRecords]) await lockTeam(r.team as string | null);
+      const present = new Set<string>();
+      for (const r of foundEntities) present.add(lockName('entity', `${r.kind}:${r.id}`));
+      for (const r of foundRecords) present.add(lockName('record', `${r.kind}:${r.id}`));
+      for (const k of entities) {
+        const name = lockName('entity', `${k.kind}:${k.id}`);
+        if (!present.has(name)) unverified.set(name, { space: 'entity', kind: k.kind, id: k.id });
+      }
+      for (const k of records) {
+        const name = lockName('record', `${k.kind}:${k.id}`);
+        if (!present.has(name)) unverified.set(name, { space: 'record', kind: k.kind, id: k.id });
+      }
+      return {
+        entities: foundEntities.map((r) => toEntity(r) as Entity<unknown>),
+        records: foundRecords.map((r) => toStored(r) as StoredRecord),
+      };
+    },
+    lockFeedHead: async (team: string) => {
+      // The no-op upsert locks the head row (creating it at 0) until this transaction ends.
+      const [head] = await rows(
+        trx,
+        sql`INSERT INTO feed_heads AS h (team, last_pos) VALUES (${team}, 0)
+          ON CONFLICT (team) DO UPDATE SET last_pos = h.last_pos RETURNING last_pos`,
+      );
+      lockedTeams.add(team);
+      return Number(head?.last_pos ?? 0);
+    },
+    applyWrites: async (w: WriteSet) => {
+      // Every team written is locked first (rows a transaction writes belong to teams it holds).
+      for (const e of w.putEntities) await lockTeam(e.team);
+      for (const r of w.putRecords) await lockTeam(r.team);
+      await verifyAbsent([
+        ...w.putEntities.map((e) => lockName('entity', `${e.kind}:${e.id}`)),
+        ...w.putRecords.map((r) => lockName('record', `${r.kind}:${r.id}`)),
+      ]);
+      // One statement per table and kind of change, the rows passed as arrays (unnest): the statement
+      // text and its plan stay the same whatever the number of rows.
+      if (w.deleteEntities.length > 0) {
+        await sql`DELETE FROM entities e USING unnest(${col(w.deleteEntities, 'kind')}::text[],
+          ${col(w.deleteEntities, 'id')}::text[]) AS d(kind, id) WHERE e.kind = d.kind AND e.id = d.id`.execute(trx);
+      }
+      if (w.putEntities.length > 0) {
+        const list = w.putEntities;
+        await sql`INSERT INTO entities (kind, id, team, parent, state)
+          SELECT kind, id, team, parent, state FROM unnest(${col(list, 'kind')}::text[], ${col(list, 'id')}::text[], ${col(list, 'team')}::text[],
+            ${col(list, 'parent')}::text[], ${list.map((e) => JSON.stringify(e.state))}::text[]) WITH ORDINALITY AS v(kind, id, team, parent, state, n)
+          ORDER BY n
+          ON CONFLICT (kind, id) DO UPDATE SET team = excluded.team, parent = excluded.parent, state = excluded.state`.execute(
+          trx,
+        );
+      }
+      if (w.putRecords.length > 0) {
+        const list = w.putRecords;
+        if (w.supersede.length > 0) await keepSupersededBodies(w.supersede);
+        await sql`INSERT INTO records (kind, id, team, lead, board, stage, status, email, phone, version, updated_at, json, removed)
+          SELECT kind, id, team, lead, board, stage, status, email, phone, version, updated_at, json, NULL
+          FROM unnest(${col(list, 'kind')}::text[], ${col(list, 'id')}::text[], ${col(list, 'team')}::text[],
+            ${col(list, 'lead')}::text[], ${col(list, 'board')}::text[], ${col(list, 'stage')}::text[],
+            ${col(list, 'status')}::text[], ${col(list, 'email')}::text[], ${col(list, 'phone')}::text[],
+            ${col(list, 'version')}::integer[], ${col(list, 'updatedAt')}::text[], ${col(list, 'json')}::text[])
+            WITH ORDINALITY AS v(kind, id, team, lead, board, stage, status, email, phone, version, updated_at, json, n)
+          ORDER BY n
+          ON CONFLICT (kind, id) DO UPDATE SET team = excluded.team, lead = excluded.lead, board = excluded.board,
+            stage = excluded.stage, status = excluded.status, email = excluded.email, phone = excluded.phone,
+            version = excluded.version, updated_at = excluded.updated_at, json = excluded.json, removed = NULL`.execute(
+          trx,
+        );
+      }
+      if (w.removeRecords.length > 0) {
+        const list = w.removeRecords;
+        await sql`UPDATE records r SET removed = v.reason, version = v.version, updated_at = v.at, json = NULL,
+            email = NULL, phone = NULL
+          FROM unnest(${col(list, 'kind')}::text[], ${col(list, 'id')}::text[], ${col(list, 'reason')}::text[],
+            ${col(list, 'version')}::integer[], ${col(list, 'at')}::text[]) AS v(kind, id, reason, version, at)
+          WHERE r.kind = v.kind AND r.id = v.id`.execute(trx);
+      }
+      if (w.purgeFeed.length > 0) {
+        await sql`DELETE FROM feed f USING unnest(${col(w.purgeFeed, 'kind')}::text[], ${col(w.purgeFeed, 'id')}::text[])
+          AS p(kind, id) WHERE f.kind = p.kind AND f.id = p.id`.execute(trx);
+      }
+      if (w.appendFeed.length > 0) {
+        const list = borrowBodies(w);
+        for (const e of list) if (!lockedTeams.has(e.team)) throw new Error(`feed head of ${e.team} is not locked`);
+        await sql`INSERT INTO feed (team, pos, kind, id, version, recorded_at, body, removed)
+          SELECT * FROM unnest(${col(list, 'team')}::text[], ${col(list, 'pos')}::bigint[], ${col(list, 'kind')}::text[],
+            ${col(list, 'id')}::text[], ${col(list, 'version')}::integer[], ${col(list, 'recordedAt')}::bigint[],
+            ${col(list, 'body')}::text[], ${col(list, 'removed')}::text[])`.execute(trx);
+        const heads = new Map<string, number>();
+        for (const e of list) heads.set(e.team, Math.max(e.pos, heads.get(e.team) ?? 0));
+        await sql`UPDATE feed_heads h SET last_pos = greatest(h.last_pos, v.last_pos)
+          FROM unnest(${[...heads.keys()]}::text[], ${[...heads.values()]}::bigint[]) AS v(team, last_pos)
+          WHERE h.team = v.team`.execute(trx);
+      }
+    },
     getMeta: async (key: string) => {
-      const row = await lockedRow('meta', key, (lock) =>
+      const row = await lockedRow('meta', '', key, (lock) =>
         lock
           ? sql`SELECT value FROM meta WHERE key = ${key} FOR UPDATE`
           : sql`SELECT value FROM meta WHERE key = ${key}`,
@@ -176,6 +346,7 @@ export function postgresWriteTx(trx: Db, schema: string): WriteTx {
       return row?.value as string | undefined;
     },
     setMeta: async (key: string, value: string) => {
+      await verifyAbsent([lockName('meta', key)]);
       await upsertMeta(trx, key, value);
     },
   };

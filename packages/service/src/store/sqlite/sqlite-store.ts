@@ -18,15 +18,17 @@ import type {
   LeadDetailRow,
   ListQuery,
   PageRow,
+  RecordRemoval,
   RecordRow,
   SearchQuery,
   Store,
   StoredRecord,
   TrimBatch,
   TrimOptions,
+  WriteSet,
   WriteTx,
 } from '../store.js';
-import { DatabaseMissingError, TRIM_BATCH_ROWS } from '../store.js';
+import { borrowBodies, DatabaseMissingError, TRIM_BATCH_ROWS } from '../store.js';
 import { toStoreError } from '../unavailable.js';
 import { SQLITE_MIGRATIONS } from './migrations.js';
 
@@ -120,6 +122,9 @@ export class SqliteStore implements Store {
     // 64 MiB of pages for the writer (the default is 2 MiB): every write walks the records, entities
     // and feed indexes, and at millions of rows each miss is a read from the file.
     this.writer.exec('PRAGMA cache_size = -65536');
+    // The WAL file keeps the size of the largest transaction it ever held unless told otherwise: after
+    // a checkpoint it is cut back to 4 MiB (about what an automatic checkpoint lets it reach).
+    this.writer.exec('PRAGMA journal_size_limit = 4194304');
   }
 
   private migrator(): Migrator {
@@ -204,17 +209,73 @@ export class SqliteStore implements Store {
     this.scrubWal = (result?.busy ?? 0) !== 0;
   }
 
+  private putEntityRow(e: Entity<unknown>): void {
+    this.w(
+      `INSERT INTO entities (kind, id, team, parent, state) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (kind, id) DO UPDATE SET team = excluded.team, parent = excluded.parent, state = excluded.state`,
+    ).run(e.kind, e.id, e.team, e.parent, JSON.stringify(e.state));
+  }
+
+  /** Before a record row is replaced: the entry of its version borrows its JSON and gets its own copy. */
+  private keepSupersededBody(kind: RecordKind, id: string): void {
+    this.w(
+      `UPDATE feed SET body = (SELECT json FROM records WHERE kind = ? AND id = ?)
+       WHERE kind = ? AND id = ? AND body IS NULL AND removed IS NULL`,
+    ).run(kind, id, kind, id);
+  }
+
+  private putRecordRow(r: RecordRow): void {
+    this.w(
+      `INSERT INTO records (kind, id, team, lead, board, stage, status, email, phone, version, updated_at, json, removed)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)
+       ON CONFLICT (kind, id) DO UPDATE SET team = excluded.team, lead = excluded.lead, board = excluded.board,
+         stage = excluded.stage, status = excluded.status, email = excluded.email, phone = excluded.phone,
+         version = excluded.version, updated_at = excluded.updated_at, json = excluded.json, removed = NULL`,
+    ).run(r.kind, r.id, r.team, r.lead, r.board, r.stage, r.status, r.email, r.phone, r.version, r.updatedAt, r.json);
+  }
+
+  private removeRecordRow(r: RecordRemoval): void {
+    if (r.reason === 'erased') this.scrubWal = true;
+    this.w(
+      `UPDATE records SET removed = ?, version = ?, updated_at = ?, json = NULL, email = NULL, phone = NULL
+       WHERE kind = ? AND id = ?`,
+    ).run(r.reason, r.version, r.at, r.kind, r.id);
+  }
+
+  private insertFeedRow(e: FeedEntry, pos: number): void {
+    this.w(
+      'INSERT INTO feed (team, pos, kind, id, version, recorded_at, body, removed) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    ).run(e.team, pos, e.kind, e.id, e.version, e.recordedAt, e.body, e.removed);
+  }
+
+  /** Buffered writes: SQLite runs in this process, so a cached statement per row costs no round trip. */
+  private applyWrites(w: WriteSet): void {
+    const deleteEntity = this.w('DELETE FROM entities WHERE kind = ? AND id = ?');
+    for (const e of w.deleteEntities) deleteEntity.run(e.kind, e.id);
+    for (const e of w.putEntities) this.putEntityRow(e);
+    for (const r of w.supersede) this.keepSupersededBody(r.kind, r.id);
+    for (const r of w.putRecords) this.putRecordRow(r);
+    for (const r of w.removeRecords) this.removeRecordRow(r);
+    const purge = this.w('DELETE FROM feed WHERE kind = ? AND id = ?');
+    for (const p of w.purgeFeed) purge.run(p.kind, p.id);
+    const heads = new Map<string, number>();
+    for (const e of borrowBodies(w)) {
+      this.insertFeedRow(e, e.pos);
+      heads.set(e.team, Math.max(e.pos, heads.get(e.team) ?? 0));
+    }
+    const head = this.w(
+      `INSERT INTO feed_heads (team, last_pos) VALUES (?, ?)
+       ON CONFLICT (team) DO UPDATE SET last_pos = max(last_pos, excluded.last_pos)`,
+    );
+    for (const [team, pos] of heads) head.run(team, pos);
+  }
+
   private readonly tx: WriteTx = {
     getEntity: async <S>(kind: EntityKind, id: string) =>
       toEntity<S>(this.w('SELECT kind, id, team, parent, state FROM entities WHERE kind = ? AND id = ?').get(kind, id)),
     findEntities: async <S>(kind: EntityKind, by: { team?: string; parent?: string }) =>
       this.findEntitiesOn<S>((sql) => this.w(sql), kind, by),
-    putEntity: async <S>(e: Entity<S>) => {
-      this.w(
-        `INSERT INTO entities (kind, id, team, parent, state) VALUES (?, ?, ?, ?, ?)
-         ON CONFLICT (kind, id) DO UPDATE SET team = excluded.team, parent = excluded.parent, state = excluded.state`,
-      ).run(e.kind, e.id, e.team, e.parent, JSON.stringify(e.state));
-    },
+    putEntity: async <S>(e: Entity<S>) => this.putEntityRow(e),
     deleteEntity: async (kind: EntityKind, id: string) => {
       this.w('DELETE FROM entities WHERE kind = ? AND id = ?').run(kind, id);
     },
@@ -226,29 +287,17 @@ export class SqliteStore implements Store {
         ),
       ),
     putRecord: async (r: RecordRow) => {
-      this.w(
-        `INSERT INTO records (kind, id, team, lead, board, stage, status, email, phone, version, updated_at, json, removed)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)
-         ON CONFLICT (kind, id) DO UPDATE SET team = excluded.team, lead = excluded.lead, board = excluded.board,
-           stage = excluded.stage, status = excluded.status, email = excluded.email, phone = excluded.phone,
-           version = excluded.version, updated_at = excluded.updated_at, json = excluded.json, removed = NULL`,
-      ).run(r.kind, r.id, r.team, r.lead, r.board, r.stage, r.status, r.email, r.phone, r.version, r.updatedAt, r.json);
+      this.keepSupersededBody(r.kind, r.id);
+      this.putRecordRow(r);
     },
-    removeRecord: async (kind: RecordKind, id: string, reason: RemovalReason, version: number, at: string) => {
-      if (reason === 'erased') this.scrubWal = true;
-      this.w(
-        `UPDATE records SET removed = ?, version = ?, updated_at = ?, json = NULL, email = NULL, phone = NULL
-         WHERE kind = ? AND id = ?`,
-      ).run(reason, version, at, kind, id);
-    },
+    removeRecord: async (kind: RecordKind, id: string, reason: RemovalReason, version: number, at: string) =>
+      this.removeRecordRow({ kind, id, reason, version, at }),
     appendFeed: async (e: FeedEntry) => {
       const head = this.w(
         `INSERT INTO feed_heads (team, last_pos) VALUES (?, 1)
          ON CONFLICT (team) DO UPDATE SET last_pos = last_pos + 1 RETURNING last_pos`,
       ).get(e.team) as { last_pos: number };
-      this.w(
-        'INSERT INTO feed (team, pos, kind, id, version, recorded_at, body, removed) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-      ).run(e.team, head.last_pos, e.kind, e.id, e.version, e.recordedAt, e.body, e.removed);
+      this.insertFeedRow(e, head.last_pos);
       return head.last_pos;
     },
     purgeFeed: async (kind: FeedKind, id: string) => {
@@ -261,6 +310,11 @@ export class SqliteStore implements Store {
            JOIN feed old ON old.kind = newer.kind AND old.id = newer.id AND old.pos < newer.pos AND old.team = newer.team
            WHERE newer.team = ? AND newer.pos > ? AND old.removed IS NULL)`,
       ).run(team, after).changes,
+    // The writer connection is the only writer: the head read stays true until this transaction ends.
+    lockFeedHead: async (team: string) =>
+      (this.w('SELECT last_pos FROM feed_heads WHERE team = ?').get(team) as { last_pos: number } | undefined)
+        ?.last_pos ?? 0,
+    applyWrites: async (writes: WriteSet) => this.applyWrites(writes),
     getMeta: async (key: string) => this.metaOn((sql) => this.w(sql), key),
     setMeta: async (key: string, value: string) => {
       this.w('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(
@@ -382,10 +436,13 @@ export class SqliteStore implements Store {
   }
 
   async readFeed(team: string, after: number, limit: number): Promise<FeedRow[]> {
+    // An entry without a body of its own is its record's current version: the body is the row's JSON.
     const rows = this.read(() =>
       this.r(
-        `SELECT team, pos, kind, id, version, recorded_at, body, removed FROM feed
-         WHERE team = ? AND pos > ? ORDER BY pos LIMIT ?`,
+        `SELECT f.team AS team, f.pos AS pos, f.kind AS kind, f.id AS id, f.version AS version,
+           f.recorded_at AS recorded_at, coalesce(f.body, r.json) AS body, f.removed AS removed
+         FROM feed f LEFT JOIN records r ON f.body IS NULL AND f.removed IS NULL AND r.kind = f.kind AND r.id = f.id
+         WHERE f.team = ? AND f.pos > ? ORDER BY f.pos LIMIT ?`,
       ).all(team, after, limit),
     );
     return rows.map((row) => ({

@@ -1,0 +1,260 @@
+import { once } from 'node:events';
+import {
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import pg from 'pg';
+import { systemClock } from '../src/clock.js';
+import { demoEvents } from '../src/demo/demo-generator.js';
+import { runDemo } from '../src/demo/run-demo.js';
+import { ingestFile } from '../src/ingest/ingest-file.js';
+import { PostgresStore } from '../src/store/postgres/postgres-store.js';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
+import type { Store } from '../src/store/store.js';
+import { type CrmEvent, EVENT_TYPES } from '../src/write/events.js';
+import { fmtInt, fmtRatio } from './harness.js';
+import { CACHE_DIR, pgBenchUrl } from './lead-data.js';
+
+// The write side's throughput and footprint: `crm-export ingest` of one NDJSON file holding every event
+// type in the demo's realistic mix, into a fresh SQLite file and a fresh PostgreSQL schema in the same
+// run; demo generation on both; and the bytes a demo lead takes on disk. PostgreSQL statements are
+// counted by wrapping pg's `Client.query` in this process (each call is one round trip).
+
+export interface WriteBenchOptions {
+  /** Leads of the ingest file (two teams, half each). */
+  ingestLeads: number;
+  /** Leads of the demo run (one team). */
+  demoLeads: number;
+}
+
+const SEED = 20_261_124;
+const NOW = Date.parse('2026-11-01T00:00:00.000Z');
+
+let statements = 0;
+const query = pg.Client.prototype.query as (...args: unknown[]) => unknown;
+pg.Client.prototype.query = function counted(this: pg.Client, ...args: unknown[]) {
+  statements += 1;
+  return query.apply(this, args);
+} as typeof pg.Client.prototype.query;
+
+/**
+ * Events the demo's stories never produce (edits and removals of single calls, conversations and
+ * bookings, permission changes), added after some leads' stories about that lead's own records, so the
+ * file holds every event type in about the share a real CRM would send them.
+ */
+function extras(events: readonly CrmEvent[], index: number): CrmEvent[] {
+  const ids = (type: CrmEvent['type'], field: string) =>
+    events.filter((e) => e.type === type).map((e) => (e as unknown as Record<string, string>)[field] as string);
+  const last = Math.max(...events.map((e) => Date.parse(e.at)));
+  const at = new Date(Math.min(last + 60_000, NOW)).toISOString();
+  const [lead] = ids('lead.created', 'lead');
+  const [call, otherCall] = ids('call.recorded', 'call');
+  const [conversation] = ids('conversation.started', 'conversation');
+  const [booking] = ids('booking.created', 'booking');
+  // A lead removed in its story takes its calls, conversations and bookings with it.
+  if (events.some((e) => e.type === 'lead.erased' || e.type === 'lead.deleted')) return [];
+  const out: CrmEvent[] = [];
+  if (lead && index % 5 === 0) {
+    out.push({ type: 'lead.contact_permissions', at, lead, email_opt_out: true, whatsapp_consent: false });
+  }
+  if (call && index % 4 === 0) out.push({ type: 'call.updated', at, call, duration_seconds: 60 + (index % 300) });
+  if (otherCall && index % 13 === 1) out.push({ type: 'call.erased', at, call: otherCall });
+  if (call && index % 17 === 2) out.push({ type: 'call.deleted', at, call });
+  if (conversation && index % 19 === 3) out.push({ type: 'conversation.erased', at, conversation });
+  else if (conversation && index % 23 === 4) out.push({ type: 'conversation.deleted', at, conversation });
+  if (booking && index % 11 === 5) out.push({ type: 'booking.deleted', at, booking });
+  return out;
+}
+
+/** The ingest file of `leads` leads, written once under .bench/ and reused; returns its path and event count. */
+async function ingestData(leads: number): Promise<{ path: string; events: number }> {
+  const path = `${CACHE_DIR}ingest-${leads}.ndjson`;
+  const countPath = `${path}.events`;
+  if (existsSync(path) && existsSync(countPath)) return { path, events: Number(readFileSync(countPath, 'utf8')) };
+  mkdirSync(CACHE_DIR, { recursive: true });
+  const building = `${path}.building`;
+  const out = createWriteStream(building);
+  const seen = new Set<string>();
+  let events = 0;
+  let index = 0;
+  for (const chunk of demoEvents({ seed: SEED, teams: 2, leads: Math.ceil(leads / 2), now: NOW })) {
+    for (const event of [...chunk.events, ...extras(chunk.events, index)]) {
+      seen.add(event.type);
+      events += 1;
+      if (!out.write(`${JSON.stringify(event)}\n`)) await once(out, 'drain');
+    }
+    index += 1;
+  }
+  out.end();
+  await once(out, 'finish');
+  const missing = EVENT_TYPES.filter((type) => !seen.has(type));
+  if (missing.length > 0) throw new Error(`the ingest file lacks event types: ${missing.join(', ')}`);
+  renameSync(building, path);
+  writeFileSync(countPath, String(events));
+  return { path, events };
+}
+
+/** A fresh SQLite file under .bench/ (removed first). */
+function freshSqlite(name: string): SqliteStore {
+  const path = `${CACHE_DIR}${name}.db`;
+  for (const suffix of ['', '-wal', '-shm']) rmSync(path + suffix, { force: true });
+  return new SqliteStore({ path });
+}
+
+const fileBytes = (path: string) => (existsSync(path) ? statSync(path).size : 0);
+
+/** A fresh schema in the bench database (dropped first); `drop` removes it after the run. */
+async function freshPostgres(schema: string): Promise<{ store: PostgresStore; url: string; drop(): Promise<void> }> {
+  const url = await pgBenchUrl();
+  const run = async (sql: string) => {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      return await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+  await run(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  const store = new PostgresStore({ url, schema });
+  return { store, url, drop: async () => void (await run(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)) };
+}
+
+/** Bytes per table (indexes and TOAST included) of a PostgreSQL schema. */
+async function postgresTableBytes(url: string, schema: string): Promise<Map<string, number>> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const result = await client.query<{ name: string; bytes: string }>(
+      `SELECT c.relname AS name, pg_total_relation_size(c.oid) AS bytes FROM pg_class c
+       JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind = 'r'`,
+      [schema],
+    );
+    return new Map(result.rows.map((r) => [r.name, Number(r.bytes)]));
+  } finally {
+    await client.end();
+  }
+}
+
+/** Bytes per table (indexes included) of a SQLite file, from its pages (the dbstat table), when available. */
+function sqliteTableBytes(path: string): Map<string, number> {
+  const out = new Map<string, number>();
+  // A throw-away read-only handle: the bench process ends soon after, so it is simply kept.
+  const store = new SqliteStore({ path, mustExist: true });
+  const db = (store as unknown as { writer: import('better-sqlite3').Database }).writer;
+  try {
+    const rows = db
+      .prepare(
+        `SELECT coalesce(m.tbl_name, s.name) AS name, sum(s.pgsize) AS bytes FROM dbstat s
+         LEFT JOIN sqlite_master m ON m.name = s.name GROUP BY 1`,
+      )
+      .all() as { name: string; bytes: number }[];
+    for (const row of rows) out.set(row.name, row.bytes);
+  } catch {
+    // Built without the dbstat table: only the file sizes are reported.
+  }
+  return out;
+}
+
+interface Timed {
+  seconds: number;
+  statements: number;
+}
+
+async function timed(work: () => Promise<void>): Promise<Timed> {
+  const before = statements;
+  const started = performance.now();
+  await work();
+  return { seconds: (performance.now() - started) / 1000, statements: statements - before };
+}
+
+async function ingestInto(store: Store, path: string): Promise<Timed> {
+  await store.migrate();
+  return timed(async () => {
+    const result = await ingestFile(path, { store, clock: systemClock });
+    if (result.outcome !== 'applied') throw new Error(`ingest failed: ${JSON.stringify(result)}`);
+  });
+}
+
+export async function writeBench(options: WriteBenchOptions): Promise<string> {
+  const lines: string[] = [];
+  const data = await ingestData(options.ingestLeads);
+
+  // Ingest.
+  const lite = freshSqlite('ingest-sqlite');
+  const liteRun = await ingestInto(lite, data.path);
+  await lite.close();
+  const pgIngest = await freshPostgres('bench_ingest');
+  const pgRun = await ingestInto(pgIngest.store, data.path);
+  await pgIngest.store.close();
+  await pgIngest.drop();
+  const liteRate = data.events / liteRun.seconds;
+  const pgRate = data.events / pgRun.seconds;
+  lines.push(
+    `### ingest: one NDJSON file, ${fmtInt(data.events)} events of every type (${fmtInt(options.ingestLeads)} demo leads in 2 teams)`,
+    '',
+    '| backend | seconds | events/s | PostgreSQL statements per event |',
+    '| --- | ---: | ---: | ---: |',
+    `| SQLite | ${liteRun.seconds.toFixed(1)} | ${fmtInt(liteRate)} | |`,
+    `| PostgreSQL | ${pgRun.seconds.toFixed(1)} | ${fmtInt(pgRate)} | ${(pgRun.statements / data.events).toFixed(2)} |`,
+    '',
+    `PostgreSQL / SQLite events/s: **${fmtRatio(pgRate / liteRate)}**`,
+    '',
+  );
+
+  // Demo generation and its footprint.
+  const demo = { seed: SEED, teams: 1, leads: options.demoLeads, now: NOW };
+  const liteDemo = freshSqlite('demo-sqlite');
+  await liteDemo.migrate();
+  let liteLeads = 0;
+  const liteGen = await timed(async () => {
+    liteLeads = (await runDemo(liteDemo, demo)).leads;
+  });
+  await liteDemo.close();
+  const litePath = `${CACHE_DIR}demo-sqlite.db`;
+  const liteBytes = fileBytes(litePath) + fileBytes(`${litePath}-wal`);
+  const liteTables = sqliteTableBytes(litePath);
+
+  const pgDemo = await freshPostgres('bench_demo');
+  await pgDemo.store.migrate();
+  let pgLeads = 0;
+  const pgGen = await timed(async () => {
+    pgLeads = (await runDemo(pgDemo.store, demo)).leads;
+  });
+  await pgDemo.store.close();
+  const pgTables = await postgresTableBytes(pgDemo.url, 'bench_demo');
+  await pgDemo.drop();
+  const pgBytes = [...pgTables.values()].reduce((a, b) => a + b, 0);
+
+  lines.push(
+    `### demo generation: ${fmtInt(options.demoLeads)} leads in one team`,
+    '',
+    '| backend | seconds | leads/s | PostgreSQL statements per lead | bytes on disk per lead |',
+    '| --- | ---: | ---: | ---: | ---: |',
+    `| SQLite | ${liteGen.seconds.toFixed(1)} | ${fmtInt(liteLeads / liteGen.seconds)} | | ${fmtInt(liteBytes / liteLeads)} (file and WAL) |`,
+    `| PostgreSQL | ${pgGen.seconds.toFixed(1)} | ${fmtInt(pgLeads / pgGen.seconds)} | ${(pgGen.statements / pgLeads).toFixed(1)} | ${fmtInt(pgBytes / pgLeads)} (tables, indexes, TOAST) |`,
+    '',
+    'Bytes per demo lead by table (indexes included):',
+    '',
+    '| table | SQLite | PostgreSQL |',
+    '| --- | ---: | ---: |',
+  );
+  const names = [...new Set([...liteTables.keys(), ...pgTables.keys()])].sort();
+  for (const name of names) {
+    const l = liteTables.get(name);
+    const p = pgTables.get(name);
+    if ((l ?? 0) < 1024 && (p ?? 0) < 16_384) continue;
+    lines.push(
+      `| ${name} | ${l === undefined ? '-' : fmtInt(l / liteLeads)} | ${p === undefined ? '-' : fmtInt(p / pgLeads)} |`,
+    );
+  }
+  lines.push('');
+  return lines.join('\n');
+}

@@ -1,0 +1,205 @@
+import { rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Kysely, type Migration, Migrator, SqliteDialect } from 'kysely';
+import pg from 'pg';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/clock.js';
+import { POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations.js';
+import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { SchemaPostgresDialect } from '../../src/store/postgres/schema-introspector.js';
+import { SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { FeedRow, RecordRow, Store } from '../../src/store/store.js';
+import { Crm } from '../../src/write/crm.js';
+import type { CrmEvent } from '../../src/write/events.js';
+import { BACKENDS } from '../support/backends.js';
+import { adminQuery, uniqueSchema } from '../support/postgres.js';
+import { openSqliteFile } from '../support/sqlite-file.js';
+
+// Each version's JSON is stored once: a feed entry of its record's current version borrows the record
+// row's JSON, and gets a copy of its own only when the record moves on. Checked through the feed (every
+// entry delivers its own version, before and after the record changes) and in the tables themselves,
+// on a fresh database and on one upgraded in place by migration 0004.
+
+const T0 = '2026-01-10T10:00:00.000Z';
+const TEAM = 'team_A1';
+
+/** A database migrated up to `upTo`, its store, and plain SQL on its tables. */
+interface Opened {
+  store: Store;
+  query(sql: string): Promise<Record<string, unknown>[]>;
+  close(): Promise<void>;
+}
+
+async function migrateTo(db: Kysely<unknown>, migrations: Record<string, Migration>, upTo: string, schema?: string) {
+  const provider = { getMigrations: async () => migrations };
+  const migrator = new Migrator({ db, provider, ...(schema ? { migrationTableSchema: schema } : {}) });
+  const { error } = await migrator.migrateTo(upTo);
+  if (error) throw error;
+}
+
+const openers: Record<string, ((upTo: string) => Promise<Opened>) | undefined> = {
+  sqlite: async (upTo) => {
+    const path = join(tmpdir(), `feed-bodies-${process.pid}-${Math.random().toString(36).slice(2)}.db`);
+    const file = openSqliteFile(path);
+    await migrateTo(new Kysely<unknown>({ dialect: new SqliteDialect({ database: file }) }), SQLITE_MIGRATIONS, upTo);
+    const store = new SqliteStore({ path });
+    return {
+      store,
+      query: async (sql) => file.prepare(sql).all() as Record<string, unknown>[],
+      close: async () => {
+        await store.close();
+        file.close();
+        for (const suffix of ['', '-wal', '-shm']) rmSync(path + suffix, { force: true });
+      },
+    };
+  },
+  postgres: process.env.PG_URL
+    ? async (upTo) => {
+        const url = process.env.PG_URL as string;
+        const schema = uniqueSchema();
+        await adminQuery(url, `CREATE SCHEMA ${schema}`);
+        const pool = new pg.Pool({ connectionString: url, max: 1, options: `-c search_path=${schema}` });
+        const db = new Kysely<unknown>({ dialect: new SchemaPostgresDialect({ pool }, schema) });
+        await migrateTo(db, POSTGRES_MIGRATIONS, upTo, schema);
+        await db.destroy();
+        const store = new PostgresStore({ url, schema, poolSize: 2 });
+        return {
+          store,
+          query: async (sql) => {
+            const client = new pg.Client({ connectionString: url, options: `-c search_path=${schema}` });
+            await client.connect();
+            try {
+              return (await client.query(sql)).rows as Record<string, unknown>[];
+            } finally {
+              await client.end();
+            }
+          },
+          close: async () => {
+            await store.close();
+            await adminQuery(url, `DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+          },
+        };
+      }
+    : undefined,
+};
+
+const LATEST = '0004_compact_storage';
+const BEFORE = '0003_audit';
+
+const setup: CrmEvent[] = [
+  { type: 'organization.upsert', at: T0, organization: 'org_1', name: 'Acme', plan: 'api_included' },
+  { type: 'team.upsert', at: T0, team: TEAM, organization: 'org_1', name: 'Sales' },
+];
+const created = (lead: string): CrmEvent => ({ type: 'lead.created', at: T0, team: TEAM, lead, status: 'new' });
+const renamed = (lead: string, name: string): CrmEvent => ({ type: 'lead.updated', at: T0, lead, name });
+
+/** Every entry's body is the record at the entry's own version. */
+function expectOwnVersions(feed: FeedRow[]): void {
+  for (const entry of feed) {
+    if (entry.removed) continue;
+    expect(entry.body, `${entry.kind} ${entry.id} v${entry.version}`).not.toBeNull();
+    expect((JSON.parse(entry.body as string) as { version: number }).version).toBe(entry.version);
+  }
+}
+
+for (const backend of BACKENDS) {
+  const open = openers[backend];
+  const suite = open ? describe : describe.skip;
+  suite(`feed bodies stored once [${backend}]`, () => {
+    const opened: Opened[] = [];
+    const openAt = async (upTo: string) => {
+      const db = await (open as (upTo: string) => Promise<Opened>)(upTo);
+      opened.push(db);
+      return db;
+    };
+    afterEach(async () => {
+      for (const db of opened.splice(0)) await db.close();
+    });
+
+    it('an entry of the current version borrows the record row; a superseded one keeps its own body', async () => {
+      const { store, query } = await openAt(LATEST);
+      const crm = new Crm(store, new ManualClock(Date.parse('2026-01-15T09:00:00.000Z')));
+      await crm.applyBatch([...setup, created('lead_A'), created('lead_B'), renamed('lead_B', 'Bea')]);
+      const first = await store.readFeed(TEAM, 0, 1000);
+      expectOwnVersions(first);
+      // A later batch moves lead_A on twice, and erases lead_B.
+      await crm.applyBatch([
+        renamed('lead_A', 'Ann'),
+        renamed('lead_A', 'Anna'),
+        { type: 'lead.erased', at: T0, lead: 'lead_B' },
+      ]);
+      const second = await store.readFeed(TEAM, 0, 1000);
+      expectOwnVersions(second);
+      // What was delivered before is delivered the same, byte for byte (unless a removal purged it).
+      const now = new Map(second.map((e) => [e.pos, e]));
+      for (const entry of first) {
+        if (entry.id === 'lead_A') expect(now.get(entry.pos)).toEqual(entry);
+        else if (now.has(entry.pos)) expect(now.get(entry.pos)).toEqual(entry);
+      }
+      const own = await query(
+        `SELECT f.kind, f.id, f.version, f.body IS NOT NULL AS own, r.version AS current FROM feed f
+         JOIN records r ON r.kind = f.kind AND r.id = f.id WHERE f.id = 'lead_A' AND f.kind = 'lead' ORDER BY f.pos`,
+      );
+      expect(own.map((r) => [Number(r.version), Boolean(r.own)])).toEqual([
+        [1, true],
+        [2, true],
+        [3, false],
+      ]);
+      expect(own.every((r) => Number(r.current) === 3)).toBe(true);
+      // Nothing of the erased lead remains in the feed but its removal entry.
+      const erased = await query(`SELECT body, removed FROM feed WHERE id = 'lead_B' AND kind = 'lead'`);
+      expect(erased).toEqual([{ body: null, removed: 'erased' }]);
+    });
+
+    it('migration 0004 upgrades a database in place: entries drop the copy of their record row, the feed reads the same', async () => {
+      const { store, query } = await openAt(BEFORE);
+      // The write path before 0004 stored every body in its entry: the plain WriteTx still does.
+      const row = (id: string, version: number): RecordRow => ({
+        kind: 'lead',
+        id,
+        team: TEAM,
+        lead: null,
+        board: null,
+        stage: null,
+        status: 'new',
+        email: null,
+        phone: null,
+        version,
+        updatedAt: T0,
+        json: `{"id":"${id}","version":${version}}`,
+      });
+      await store.write(async (tx) => {
+        for (const [id, versions] of [
+          ['lead_A', 2],
+          ['lead_B', 1],
+        ] as const) {
+          for (let version = 1; version <= versions; version++) {
+            await tx.putRecord(row(id, version));
+            const body = row(id, version).json;
+            await tx.appendFeed({ team: TEAM, kind: 'lead', id, version, recordedAt: 1, body, removed: null });
+          }
+        }
+      });
+      const before = await store.readFeed(TEAM, 0, 100);
+      expect((await query('SELECT count(*) AS n FROM feed WHERE body IS NOT NULL'))[0]?.n).toEqual(
+        backend === 'postgres' ? '3' : 3,
+      );
+      await store.migrate();
+      expect(await store.pendingMigrations()).toEqual([]);
+      expect(await store.readFeed(TEAM, 0, 100)).toEqual(before);
+      const own = await query(`SELECT id, version, body IS NOT NULL AS own FROM feed ORDER BY pos`);
+      expect(own.map((r) => [r.id, Number(r.version), Boolean(r.own)])).toEqual([
+        ['lead_A', 1, true],
+        ['lead_A', 2, false],
+        ['lead_B', 1, false],
+      ]);
+      // The upgraded database goes on as a new one does: a new version of lead_B gives its entry a copy.
+      await store.write(async (tx) => tx.putRecord(row('lead_B', 2)));
+      expect(await store.readFeed(TEAM, 0, 100)).toEqual(before);
+      const after = await query(`SELECT id, version, body IS NOT NULL AS own FROM feed WHERE id = 'lead_B'`);
+      expect(after.map((r) => [r.id, Number(r.version), Boolean(r.own)])).toEqual([['lead_B', 1, true]]);
+    });
+  });
+}
