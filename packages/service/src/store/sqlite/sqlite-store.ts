@@ -439,10 +439,14 @@ export class SqliteStore implements Store {
     // An entry without a body of its own is its record's current version: the body is the row's JSON.
     const rows = this.read(() =>
       this.r(
+        // The page is cut first, then each entry without a body of its own takes its record's JSON (one
+        // lookup per entry, never a join over the team's whole feed).
         `SELECT f.team AS team, f.pos AS pos, f.kind AS kind, f.id AS id, f.version AS version,
-           f.recorded_at AS recorded_at, coalesce(f.body, r.json) AS body, f.removed AS removed
-         FROM feed f LEFT JOIN records r ON f.body IS NULL AND f.removed IS NULL AND r.kind = f.kind AND r.id = f.id
-         WHERE f.team = ? AND f.pos > ? ORDER BY f.pos LIMIT ?`,
+           f.recorded_at AS recorded_at, f.removed AS removed,
+           CASE WHEN f.body IS NOT NULL THEN f.body
+             WHEN f.removed IS NULL THEN (SELECT r.json FROM records r WHERE r.kind = f.kind AND r.id = f.id) END AS body
+         FROM (SELECT * FROM feed WHERE team = ? AND pos > ? ORDER BY pos LIMIT ?) f
+         ORDER BY f.pos`,
       ).all(team, after, limit),
     );
     return rows.map((row) => ({
