@@ -118,6 +118,25 @@ describe("client: retries exactly as the spec's error table says", () => {
     expect(sleeps).toEqual([250, 995, 1500]);
   });
 
+  it('503 service_unavailable with Retry-After waits at least Retry-After, then backs off exponentially from there', async () => {
+    fake.inject('/sync/changes', { status: 503, code: 'service_unavailable', headers: { 'retry-after': '2' } });
+    fake.inject('/sync/changes', { status: 503, code: 'service_unavailable', headers: { 'retry-after': '1' } });
+    fake.inject('/sync/changes', { status: 503, code: 'service_unavailable', headers: { 'retry-after': '1' } });
+    fake.inject('/sync/changes', { status: 503, code: 'service_unavailable', headers: { 'retry-after': '1' } });
+    const c = client({ random: () => 0.99 });
+    await c.changes();
+    // Retry-After (2 s, then 1 s) is longer than the first two backoff steps (498, 995 ms); from the third step
+    // on (1990, 3980 ms) the backoff is the longer wait.
+    expect(sleeps).toEqual([2000, 1000, 1990, 3980]);
+    expect(changesCalls()).toBe(5);
+  });
+
+  it('a 503 whose Retry-After is longer than the client will sleep reaches the caller', async () => {
+    fake.inject('/sync/changes', { status: 503, code: 'service_unavailable', headers: { 'retry-after': '600' } });
+    await expect(client().changes()).rejects.toBeInstanceOf(ServerError);
+    expect(sleeps).toEqual([]);
+  });
+
   it("retries the firewall's plain 429 (no JSON, no Retry-After) with backoff, recognised as FirewallError", async () => {
     fake.inject('/teams', { status: 429, raw: '<html>Too Many Requests</html>' });
     const errors: unknown[] = [];

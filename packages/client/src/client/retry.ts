@@ -1,5 +1,6 @@
 // Retries exactly as the spec's error table says: `Retry-After` on the API's 429 (`rate_limited`,
-// `quota_exceeded`), exponential backoff with jitter on 500/503 and the firewall's plain 429, never on other 4xx.
+// `quota_exceeded`), exponential backoff with jitter on 500/503 (never shorter than a 503's `Retry-After`) and
+// the firewall's plain 429, never on other 4xx.
 import { ConnectionError, type CrmExportError, FirewallError, RateLimitError, ServerError } from './errors.js';
 
 export interface RetryPolicy {
@@ -40,6 +41,12 @@ export function retryDelayMs(
   }
   if (err instanceof FirewallError) return err.status === 429 ? backoffMs(attempt, policy, random) : null;
   // A dropped connection or timeout on a read-only API is safe to repeat: the same cursor asks for the same page.
-  if (err instanceof ServerError || err instanceof ConnectionError) return backoffMs(attempt, policy, random);
+  // A 503 may carry Retry-After (the database is away): the shortest sensible wait, backing off from there.
+  if (err instanceof ServerError) {
+    const backoff = backoffMs(attempt, policy, random);
+    if (err.retryAfter === null) return backoff;
+    return err.retryAfter <= policy.maxRetryAfterSeconds ? Math.max(err.retryAfter * 1000, backoff) : null;
+  }
+  if (err instanceof ConnectionError) return backoffMs(attempt, policy, random);
   return null;
 }
