@@ -6,7 +6,7 @@ import { DEFAULT_LIMITS } from '../../src/config.js';
 import { buildApp } from '../../src/http/app.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
-import { type AccessHarness, accessHarness, type CounterOptions } from './http-harness.js';
+import { type AccessHarness, accessHarness, type CounterOptions, putPlainRecords } from './http-harness.js';
 
 // The item budget headers (docs/limits.md, "Budget headers"): every successful sync-class answer says what
 // the key's items this minute and today hold once its own items are settled, on the memory counters and on
@@ -19,25 +19,8 @@ const LIMITS = { keyCacheMs: 0, itemsPerMinute: 100, dailyItemQuota: 1000 };
 const TO_MIDNIGHT = 43_200;
 
 async function putCalls(store: Store, team: string, count: number): Promise<void> {
-  await store.write(async (tx) => {
-    for (let i = 1; i <= count; i++) {
-      const id = `call_${team.replace('team_', '')}x${i}`;
-      await tx.putRecord({
-        kind: 'call',
-        id,
-        team,
-        lead: null,
-        board: null,
-        stage: null,
-        status: null,
-        email: null,
-        phone: null,
-        version: 1,
-        updatedAt: '2026-01-15T08:00:00.000Z',
-        json: JSON.stringify({ id, object: 'call' }),
-      });
-    }
-  });
+  const ids = Array.from({ length: count }, (_, i) => `call_${team.replace('team_', '')}x${i + 1}`);
+  await putPlainRecords(store, 'call', team, ids);
 }
 
 /** `{ policy: { r, t } }` of a `RateLimit` header, or `{ policy: { q, w } }` of `RateLimit-Policy`. */

@@ -5,6 +5,7 @@ import { ManualClock } from '../../src/clock.js';
 import { DEFAULT_LIMITS, type Limits } from '../../src/config.js';
 import { buildApp } from '../../src/http/app.js';
 import type { TrustProxy } from '../../src/http/trust-proxy.js';
+import type { RecordKind } from '../../src/schemas/enums.js';
 import type { Store } from '../../src/store/store.js';
 import { seedOrganization, seedTeam } from './fixtures.js';
 
@@ -28,31 +29,44 @@ export interface AccessHarness {
   rebuild(limits: Partial<Limits>): Promise<void>;
 }
 
+/**
+ * Records with only what a list or a charge needs (no filter columns, version 1, a body of `id` and
+ * `object` plus `extra`), all written in one transaction.
+ */
+export async function putPlainRecords(
+  store: Store,
+  kind: RecordKind,
+  team: string,
+  ids: readonly string[],
+  extra: Record<string, unknown> = {},
+): Promise<void> {
+  await store.write(async (tx) => {
+    for (const id of ids) {
+      await tx.putRecord({
+        kind,
+        id,
+        team,
+        lead: null,
+        board: null,
+        stage: null,
+        status: null,
+        email: null,
+        phone: null,
+        version: 1,
+        updatedAt: '2026-01-15T08:00:00.000Z',
+        json: JSON.stringify({ id, object: kind, ...extra }),
+      });
+    }
+  });
+}
+
 export async function putTeamRecord(store: Store, id: string): Promise<void> {
-  const json = JSON.stringify({
-    id,
-    object: 'team',
+  await putPlainRecords(store, 'team', id, [id], {
     livemode: true,
     name: `Team ${id}`,
     timezone: 'Europe/Berlin',
     default_country: 'DE',
   });
-  await store.write((tx) =>
-    tx.putRecord({
-      kind: 'team',
-      id,
-      team: id,
-      lead: null,
-      board: null,
-      stage: null,
-      status: null,
-      email: null,
-      phone: null,
-      version: 1,
-      updatedAt: '2026-01-15T08:00:00.000Z',
-      json,
-    }),
-  );
 }
 
 /** Where the counters live: memory by default, or a Redis client (with its prefix and away/back logger). */

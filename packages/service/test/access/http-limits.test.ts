@@ -4,7 +4,7 @@ import { rollKey } from '../../src/access/keys.js';
 import { changeTeam, setOrganizationPlan } from '../../src/access/organizations.js';
 import type { Store } from '../../src/store/store.js';
 import { describeEachBackend } from '../support/backends.js';
-import { type AccessHarness, accessHarness } from './http-harness.js';
+import { type AccessHarness, accessHarness, putPlainRecords } from './http-harness.js';
 
 const wrongSecret = (key: string) => `${key.slice(0, -4)}${key.endsWith('AAAA') ? 'BBBB' : 'AAAA'}`;
 const ORIGIN = { origin: 'https://app.example' };
@@ -175,25 +175,8 @@ describeEachBackend('check order, lockouts, rate limit and quota through HTTP', 
 
     it('never-paged lists are charged their real item count: 150 members take 150 items, so the next request gets 429', async () => {
       await h.rebuild({ keyCacheMs: 0, itemsPerMinute: 200 });
-      await h.store.write(async (tx) => {
-        for (let i = 0; i < 150; i++) {
-          const id = `mem_${String(i).padStart(4, '0')}`;
-          await tx.putRecord({
-            kind: 'member',
-            id,
-            team: 'team_a1',
-            lead: null,
-            board: null,
-            stage: null,
-            status: null,
-            email: null,
-            phone: null,
-            version: 1,
-            updatedAt: '2026-01-15T08:00:00.000Z',
-            json: JSON.stringify({ id, object: 'member' }),
-          });
-        }
-      });
+      const members = Array.from({ length: 150 }, (_, i) => `mem_${String(i).padStart(4, '0')}`);
+      await putPlainRecords(h.store, 'member', 'team_a1', members);
       const res = await h.inject('/v1/members', { headers: TEAM });
       expect(res.statusCode).toBe(200);
       expect(res.json().data).toHaveLength(150);

@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { redisClientOptions } from '../../src/access/limits/redis-health.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
-import { type AccessHarness, accessHarness } from './http-harness.js';
+import { type AccessHarness, accessHarness, putPlainRecords } from './http-harness.js';
 import { HAS_REDIS_SERVER, type OwnRedis, startOwnRedis } from './own-redis.js';
 
 // What a request sends Redis (docs/limits.md, "One round trip"): every command the API's client sends is
@@ -52,25 +52,12 @@ function recorder(client: Redis) {
 }
 
 async function putCalls(store: Store, count: number): Promise<void> {
-  await store.write(async (tx) => {
-    for (let i = 1; i <= count; i++) {
-      const id = `call_rt${i}`;
-      await tx.putRecord({
-        kind: 'call',
-        id,
-        team: 'team_a1',
-        lead: null,
-        board: null,
-        stage: null,
-        status: null,
-        email: null,
-        phone: null,
-        version: 1,
-        updatedAt: '2026-01-15T08:00:00.000Z',
-        json: JSON.stringify({ id, object: 'call' }),
-      });
-    }
-  });
+  await putPlainRecords(
+    store,
+    'call',
+    'team_a1',
+    Array.from({ length: count }, (_, i) => `call_rt${i + 1}`),
+  );
 }
 
 async function until(check: () => boolean | Promise<boolean>): Promise<void> {
