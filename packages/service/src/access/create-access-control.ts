@@ -4,6 +4,19 @@ import type { Limits } from '../config.js';
 import { ApiError } from '../errors/catalogue.js';
 import { SCOPES, type Scope } from '../schemas/enums.js';
 import type { Entity, Store } from '../store/store.js';
+import type { IntegrationState } from '../write/integration-state.js';
+import { type ApiKeyState, effectiveKeyStatus } from '../write/key-state.js';
+import {
+  isOn,
+  parseEndpointList,
+  parseSandboxIntegration,
+  parseSandboxTeam,
+  type SandboxIntegrationState,
+  SWITCH_KEYS,
+  sandboxIntegrationKey,
+  sandboxTeamKey,
+} from '../write/meta-state.js';
+import type { TeamAccessState } from '../write/team-access.js';
 import type { OrganizationState } from '../write/types.js';
 import type {
   AccessControl,
@@ -14,31 +27,14 @@ import type {
   Reservation,
 } from './access-control.js';
 import { allowlistAllows } from './allowlist.js';
-import { type TeamAccessState, teamRefusal } from './eligibility.js';
-import type { IntegrationState } from './integration-state.js';
-import {
-  type ApiKeyState,
-  bearerToken,
-  effectiveKeyStatus,
-  getPepper,
-  keyMatches,
-  looksLikeSecretKey,
-  parseKey,
-} from './keys.js';
+import { teamRefusal } from './eligibility.js';
+import { bearerToken, getPepper, keyMatches, looksLikeSecretKey, parseKey } from './keys.js';
 import { AuthLockout } from './limits/auth-lockout.js';
 import { createCounterStore } from './limits/counters.js';
 import { FirewallBudget } from './limits/firewall-budget.js';
 import { RateLimits, type RefusingLock, wholeSeconds } from './limits/rate-limits.js';
 import type { AwayReason, HealthLogger } from './limits/redis-health.js';
-import {
-  parseSandboxIntegration,
-  parseSandboxTeam,
-  type SandboxIntegrationState,
-  sandboxIntegrationKey,
-  sandboxTeamKey,
-  secondsUntil,
-} from './sandbox.js';
-import { isOn, parseEndpointList, SWITCH_KEYS } from './switches.js';
+import { secondsUntil } from './sandbox.js';
 import { TtlCache } from './ttl-cache.js';
 
 // The access checks of every request, in the order of docs/auth.md. Keys, teams and operator switches are

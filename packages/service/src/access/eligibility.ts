@@ -1,30 +1,14 @@
 import type { Store } from '../store/store.js';
-import type { OrganizationState, TeamState } from '../write/types.js';
+import { holdsDataMetaKey } from '../write/meta-state.js';
+import { planEntitled, type TeamAccessState } from '../write/team-access.js';
+import type { OrganizationState } from '../write/types.js';
 
 // Eligibility of a team for a key (spec "What the service does" 7). Checked when an integration is created
-// and, for the parts that have an error code, at request time. Reads the write side's team and
-// organization entities through the fields access control needs.
-
-/** The access-related fields of a `team` entity's state (the write side's `TeamState`). */
-export type TeamAccessState = Pick<
-  TeamState,
-  'organization' | 'state' | 'legalSetupDone' | 'sensitiveSector' | 'livemode'
-> &
-  Partial<Pick<TeamState, 'name'>>;
+// (write/access-commands.ts) and, for the parts that have an error code, at request time. Reads the write
+// side's team and organization entities through the fields access control needs (write/team-access.ts).
 
 /** Request-time refusal of a team, in the order the checks run (docs/auth.md). */
 export type TeamRefusal = 'plan_not_entitled' | 'team_state_restricted' | 'sector_restricted';
-
-/** Meta key of the operator's "this team holds data" override. */
-export const holdsDataMetaKey = (team: string): string => `holds_data:${team}`;
-
-/** An organization's plan includes the API, or API access was agreed. A team outside any organization is
- * billed on its own and has no organization plan to check: its `billing_only` / `api_paused` states cover it. */
-export function planEntitled(org: OrganizationState | undefined, team: TeamAccessState): boolean {
-  if (team.organization === null) return true;
-  if (!org) return false;
-  return org.plan === 'api_included' || org.apiAgreed;
-}
 
 /** What refuses a team at request time, or null. Legal setup not completed reads as a restricted state. */
 export function teamRefusal(team: TeamAccessState, org: OrganizationState | undefined): TeamRefusal | null {

@@ -1,40 +1,24 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../clock.js';
-import { iso } from '../clock.js';
-import { base62 } from '../ids.js';
+import { AdminError } from '../errors/admin-error.js';
 import { readSetting } from '../settings.js';
-import type { Entity, Store, WriteTx } from '../store/store.js';
-import { AdminError } from './admin-error.js';
-import type { IntegrationState } from './integration-state.js';
+import type { Store } from '../store/store.js';
+import { drawSecret, runCommand } from '../write/commands.js';
+import {
+  DEFAULT_GRACE,
+  drawKey,
+  GRACE_PERIODS,
+  type GracePeriod,
+  KEY_PREFIX,
+  LOOKUP_ID_LENGTH,
+  SECRET_LENGTH,
+} from '../write/key-state.js';
 
 // Secret keys: `crmx_live_` + a 12-character lookup id + a 32-character secret, both base62 from the
 // system CSPRNG (32 base62 characters carry 190.5 bits). Only HMAC-SHA-256(pepper, key) is stored.
 
-export const KEY_PREFIX = 'crmx_live_';
 export const TEST_KEY_PREFIX = 'crmx_test_';
-export const LOOKUP_ID_LENGTH = 12;
-export const SECRET_LENGTH = 32;
 const KEY_PATTERN = new RegExp(`^${KEY_PREFIX}([0-9A-Za-z]{${LOOKUP_ID_LENGTH}})[0-9A-Za-z]{${SECRET_LENGTH}}$`);
-
-export const KEY_STATUSES = ['active', 'grace', 'expired', 'revoked'] as const;
-export type KeyStatus = (typeof KEY_STATUSES)[number];
-
-export const GRACE_PERIODS = ['1h', '24h', '7d'] as const;
-export type GracePeriod = (typeof GRACE_PERIODS)[number];
-export const DEFAULT_GRACE: GracePeriod = '24h';
-const GRACE_MS: Record<GracePeriod, number> = { '1h': 3_600_000, '24h': 86_400_000, '7d': 7 * 86_400_000 };
-
-/** State of an `api_key` entity (id = lookup id, parent = integration id). */
-export interface ApiKeyState {
-  /** Hex HMAC-SHA-256 of the whole key under the server pepper. */
-  digest: string;
-  last4: string;
-  /** Stored status; a `grace` key whose `graceEndsAt` has passed reads `expired` (see `effectiveKeyStatus`). */
-  status: KeyStatus;
-  createdAt: string;
-  graceEndsAt: string | null;
-  revokedAt: string | null;
-}
 
 /** The lookup id of a well-formed live key, or null. */
 export function parseKey(key: string): { lookupId: string } | null {
@@ -64,7 +48,6 @@ export function hasWellFormedKey(authorization: string | undefined): boolean {
   const token = bearerToken(authorization);
   return token !== undefined && KEY_SHAPE.test(token);
 }
-export const PEPPER_META_KEY = 'key_pepper';
 const peppers = new WeakMap<Store, Promise<Buffer>>();
 
 /**
@@ -85,18 +68,8 @@ export function getPepper(store: Store): Promise<Buffer> {
 async function loadPepper(store: Store): Promise<Buffer> {
   const fromEnv = readSetting('pepper');
   if (fromEnv) return Buffer.from(fromEnv, 'utf8');
-  const stored = await store.write(async (tx) => {
-    const existing = await tx.getMeta(PEPPER_META_KEY);
-    if (existing) return existing;
-    const fresh = randomBytes(32).toString('base64');
-    await tx.setMeta(PEPPER_META_KEY, fresh);
-    return fresh;
-  });
+  const stored = await runCommand(store, 'secret.pepper', { fresh: drawSecret('base64') });
   return Buffer.from(stored, 'base64');
-}
-
-export function digestKey(pepper: Buffer, key: string): string {
-  return createHmac('sha256', pepper).update(key, 'utf8').digest('hex');
 }
 
 /** Constant-time comparison of a presented key with a stored digest. */
@@ -104,42 +77,6 @@ export function keyMatches(pepper: Buffer, key: string, storedDigest: string): b
   const presented = createHmac('sha256', pepper).update(key, 'utf8').digest();
   const stored = Buffer.from(storedDigest, 'hex');
   return stored.length === presented.length && timingSafeEqual(presented, stored);
-}
-
-/** The status a key has at `now`: a grace period that has ended reads `expired`. */
-export function effectiveKeyStatus(state: ApiKeyState, now: number): KeyStatus {
-  if (state.status === 'grace' && state.graceEndsAt !== null && now >= Date.parse(state.graceEndsAt)) return 'expired';
-  return state.status;
-}
-
-/** Creates a new active key of an integration inside `tx`; returns the full key (shown once). */
-export async function issueKey(
-  tx: WriteTx,
-  pepper: Buffer,
-  integrationId: string,
-  now: number,
-): Promise<{ key: string; keyId: string }> {
-  const lookupId = base62(LOOKUP_ID_LENGTH);
-  const key = `${KEY_PREFIX}${lookupId}${base62(SECRET_LENGTH)}`;
-  const state: ApiKeyState = {
-    digest: digestKey(pepper, key),
-    last4: key.slice(-4),
-    status: 'active',
-    createdAt: iso(now),
-    graceEndsAt: null,
-    revokedAt: null,
-  };
-  await tx.putEntity<ApiKeyState>({ kind: 'api_key', id: lookupId, team: null, parent: integrationId, state });
-  return { key, keyId: lookupId };
-}
-
-async function activeIntegration(tx: WriteTx, integrationId: string): Promise<Entity<IntegrationState>> {
-  const integration = await tx.getEntity<IntegrationState>('integration', integrationId);
-  if (!integration) throw new AdminError('not_found', `no integration ${integrationId}`);
-  if (integration.state.status !== 'active') {
-    throw new AdminError('integration_revoked', `integration ${integrationId} is revoked`);
-  }
-  return integration;
 }
 
 export interface RollOptions {
@@ -160,43 +97,18 @@ export async function rollKey(
 ): Promise<{ key: string; keyId: string; last4: string; oldKeyId: string | null; graceEndsAt: string | null }> {
   const grace = options.grace ?? DEFAULT_GRACE;
   if (!GRACE_PERIODS.includes(grace)) throw new AdminError('invalid_argument', `grace must be one of ${GRACE_PERIODS}`);
-  const pepper = await getPepper(store);
-  return store.write(async (tx) => {
-    await activeIntegration(tx, integrationId);
-    const now = clock.now();
-    let oldKeyId: string | null = null;
-    let graceEndsAt: string | null = null;
-    for (const old of await tx.findEntities<ApiKeyState>('api_key', { parent: integrationId })) {
-      const status = effectiveKeyStatus(old.state, now);
-      if (status === 'grace') {
-        await tx.putEntity({ ...old, state: { ...old.state, status: 'revoked', revokedAt: iso(now) } });
-      } else if (status === 'active') {
-        oldKeyId = old.id;
-        const state: ApiKeyState = options.compromised
-          ? { ...old.state, status: 'revoked', revokedAt: iso(now) }
-          : { ...old.state, status: 'grace', graceEndsAt: iso(now + GRACE_MS[grace]) };
-        graceEndsAt = state.graceEndsAt;
-        await tx.putEntity({ ...old, state });
-      }
-    }
-    const { key, keyId } = await issueKey(tx, pepper, integrationId, now);
-    return { key, keyId, last4: key.slice(-4), oldKeyId, graceEndsAt };
+  const drawn = drawKey(await getPepper(store));
+  const rolled = await runCommand(store, 'key.roll', {
+    integration: integrationId,
+    grace,
+    compromised: options.compromised ?? false,
+    key: { keyId: drawn.keyId, digest: drawn.digest, last4: drawn.last4 },
+    now: clock.now(),
   });
+  return { key: drawn.key, ...rolled };
 }
 
 /** Ends the grace period of the old key now: it is revoked (`401 invalid_credentials`). */
 export async function endOldKey(store: Store, clock: Clock, integrationId: string): Promise<{ revoked: string[] }> {
-  return store.write(async (tx) => {
-    await activeIntegration(tx, integrationId);
-    const now = clock.now();
-    const revoked: string[] = [];
-    for (const old of await tx.findEntities<ApiKeyState>('api_key', { parent: integrationId })) {
-      if (effectiveKeyStatus(old.state, now) !== 'grace') continue;
-      await tx.putEntity({ ...old, state: { ...old.state, status: 'revoked', revokedAt: iso(now) } });
-      revoked.push(old.id);
-    }
-    if (revoked.length === 0)
-      throw new AdminError('no_key_in_grace', `integration ${integrationId} has no key in grace`);
-    return { revoked };
-  });
+  return runCommand(store, 'key.end_old', { integration: integrationId, now: clock.now() });
 }

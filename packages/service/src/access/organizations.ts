@@ -1,31 +1,26 @@
 import { base62 } from '../ids.js';
-import { ORGANIZATION_PLANS, type OrganizationPlan, TEAM_STATES, type TeamStateValue } from '../schemas/enums.js';
+import type { OrganizationPlan } from '../schemas/enums.js';
 import type { Entity, Store } from '../store/store.js';
+import type { OrganizationSummary, TeamChange } from '../write/access-commands.js';
+import { runCommand } from '../write/commands.js';
+import type { TeamAccessState } from '../write/team-access.js';
 import type { OrganizationState } from '../write/types.js';
-import { AdminError } from './admin-error.js';
-import { holdsDataMetaKey, type TeamAccessState, teamHoldsData } from './eligibility.js';
+import { teamHoldsData } from './eligibility.js';
 
-// Operator changes to the access-related fields of organizations and teams. Teams themselves are created
-// by the write side (`team.upsert`); these only change plan, state, sector, legal setup and organization.
-
-const ORG_ID = /^[0-9A-Za-z_-]{1,64}$/;
-
-export interface OrganizationSummary extends OrganizationState {
-  id: string;
-}
+// Operator changes to the access-related fields of organizations and teams, run as write commands
+// (write/commands.ts). Teams themselves are created by the write side (`team.upsert`); these only change
+// plan, state, sector, legal setup and organization.
 
 export async function createOrganization(
   store: Store,
   input: { id?: string; name: string; plan: OrganizationPlan; apiAgreed?: boolean },
 ): Promise<OrganizationSummary> {
   const id = input.id ?? `org_${base62(12)}`;
-  if (!ORG_ID.test(id)) throw new AdminError('invalid_argument', 'an organization id is 1 to 64 of [0-9A-Za-z_-]');
-  if (!ORGANIZATION_PLANS.includes(input.plan)) throw new AdminError('invalid_argument', `plan: ${ORGANIZATION_PLANS}`);
-  const state: OrganizationState = { name: input.name, plan: input.plan, apiAgreed: input.apiAgreed ?? false };
-  return store.write(async (tx) => {
-    if (await tx.getEntity('organization', id)) throw new AdminError('invalid_argument', `${id} already exists`);
-    await tx.putEntity<OrganizationState>({ kind: 'organization', id, team: null, parent: null, state });
-    return { id, ...state };
+  return runCommand(store, 'organization.create', {
+    id,
+    name: input.name,
+    plan: input.plan,
+    apiAgreed: input.apiAgreed ?? false,
   });
 }
 
@@ -39,16 +34,7 @@ export async function setOrganizationPlan(
   id: string,
   change: { plan?: OrganizationPlan; apiAgreed?: boolean },
 ): Promise<OrganizationSummary> {
-  if (change.plan !== undefined && !ORGANIZATION_PLANS.includes(change.plan)) {
-    throw new AdminError('invalid_argument', `plan: ${ORGANIZATION_PLANS}`);
-  }
-  return store.write(async (tx) => {
-    const org = await tx.getEntity<OrganizationState>('organization', id);
-    if (!org) throw new AdminError('not_found', `no organization ${id}`);
-    const state = { ...org.state, ...definedOnly(change) };
-    await tx.putEntity({ ...org, state });
-    return { id, ...state };
-  });
+  return runCommand(store, 'organization.set_plan', { id, plan: change.plan, apiAgreed: change.apiAgreed });
 }
 
 export interface TeamSummary extends TeamAccessState {
@@ -75,42 +61,12 @@ async function summarizeTeam(store: Store, row: Entity<TeamAccessState>): Promis
   };
 }
 
-export type TeamChange =
-  | { field: 'state'; value: TeamStateValue }
-  | { field: 'sensitiveSector'; value: boolean }
-  | { field: 'legalSetupDone'; value: boolean }
-  | { field: 'organization'; value: string | null };
-
 /** Changes one access-related field of a team. Moving a team drops it from keys made for its old organization. */
 export async function changeTeam(store: Store, id: string, change: TeamChange): Promise<TeamSummary> {
-  if (change.field === 'state' && !TEAM_STATES.includes(change.value)) {
-    throw new AdminError('invalid_argument', `state: ${TEAM_STATES}`);
-  }
-  const row = await store.write(async (tx) => {
-    const team = await tx.getEntity<TeamAccessState>('team', id);
-    if (!team) throw new AdminError('not_found', `no team ${id}`);
-    if (
-      change.field === 'organization' &&
-      change.value !== null &&
-      !(await tx.getEntity('organization', change.value))
-    ) {
-      throw new AdminError('not_found', `no organization ${change.value}`);
-    }
-    const updated = { ...team, state: { ...team.state, [change.field]: change.value } };
-    await tx.putEntity(updated);
-    return updated;
-  });
-  return summarizeTeam(store, row);
+  return summarizeTeam(store, await runCommand(store, 'team.change', { id, change }));
 }
 
 /** The operator's statement that a team holds data even before its first lead (or the withdrawal of it). */
 export async function setHoldsData(store: Store, id: string, holds: boolean): Promise<TeamSummary> {
-  const team = await store.getEntity<TeamAccessState>('team', id);
-  if (!team) throw new AdminError('not_found', `no team ${id}`);
-  await store.setMeta(holdsDataMetaKey(id), holds ? 'yes' : 'no');
-  return summarizeTeam(store, team);
-}
-
-function definedOnly<T extends object>(value: T): Partial<T> {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+  return summarizeTeam(store, await runCommand(store, 'team.holds_data', { id, holds }));
 }

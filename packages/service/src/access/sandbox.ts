@@ -1,16 +1,26 @@
 import type { Clock } from '../clock.js';
 import { iso } from '../clock.js';
 import type { Limits } from '../config.js';
-import { base62 } from '../ids.js';
+import { AdminError } from '../errors/admin-error.js';
 import type { RecordKind, RemovalReason } from '../schemas/enums.js';
 import type { Store } from '../store/store.js';
+import { drawTokens, runCommand } from '../write/commands.js';
 import { Crm } from '../write/crm.js';
 import type { CrmEvent } from '../write/events.js';
+import type { IntegrationState } from '../write/integration-state.js';
+import type { SandboxTeamChange } from '../write/meta-commands.js';
+import {
+  type CursorRefusal,
+  parseSandboxIntegration,
+  parseSandboxTeam,
+  type SandboxIntegrationState,
+  type SandboxTeamState,
+  sandboxIntegrationKey,
+  sandboxTeamKey,
+} from '../write/meta-state.js';
+import type { TeamAccessState } from '../write/team-access.js';
 import { WriteError } from '../write/write-error.js';
-import { AdminError } from './admin-error.js';
-import type { TeamAccessState } from './eligibility.js';
 import { ENDPOINT_NAMES, isEndpointName } from './endpoints.js';
-import type { IntegrationState } from './integration-state.js';
 import { utcDay } from './limits/rate-limits.js';
 
 // Sandbox fault switches (docs/testing-your-consumer.md): an operator makes an example team (livemode
@@ -18,48 +28,8 @@ import { utcDay } from './limits/rate-limits.js';
 // spent rate allowance or quota, a locked key, an endpoint switched off, a record erased — so a consumer
 // can be tested against the real service. Live teams are refused. The state lives in the meta table, one
 // JSON value per team and per integration; request checks read it through access control's cache
-// (`limits.keyCacheMs`), the feed reads the cursor token at every request.
-
-const TEAM_PREFIX = 'sandbox_team:';
-const INTEGRATION_PREFIX = 'sandbox_integration:';
-
-/** What a cursor issued before the last sandbox cursor change gets. */
-export type CursorRefusal = 'sync_cursor_expired' | 'resync_required';
-
-export interface SandboxTeamState {
-  /** Carried by every feed cursor issued since the last change; a cursor without it gets `refusal`. */
-  cursors?: { token: string; refusal: CursorRefusal };
-  /** Epoch ms until which the team's endpoints answer 409 capture_not_ready (404 for single records). */
-  notReadyUntil?: number;
-  /** Endpoints answering 403 capability_disabled for this team. */
-  capabilitiesOff?: string[];
-}
-
-export interface SandboxIntegrationState {
-  /** Epoch ms until which every request with the integration's keys answers 429 rate_limited (a lockout). */
-  lockedUntil?: number;
-  /** Epoch ms until which requests spending items or reads answer 429 rate_limited. */
-  rateLimitedUntil?: number;
-  /** Epoch ms until which requests counting toward the quota answer 429 quota_exceeded. */
-  quotaExceededUntil?: number;
-}
-
-export const sandboxTeamKey = (team: string): string => `${TEAM_PREFIX}${team}`;
-export const sandboxIntegrationKey = (integration: string): string => `${INTEGRATION_PREFIX}${integration}`;
-
-function parse<T extends object>(value: string | undefined): T {
-  if (!value) return {} as T;
-  try {
-    const parsed: unknown = JSON.parse(value);
-    return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as T) : ({} as T);
-  } catch {
-    return {} as T;
-  }
-}
-
-export const parseSandboxTeam = (value: string | undefined): SandboxTeamState => parse<SandboxTeamState>(value);
-export const parseSandboxIntegration = (value: string | undefined): SandboxIntegrationState =>
-  parse<SandboxIntegrationState>(value);
+// (`limits.keyCacheMs`), the feed reads the cursor token at every request. The state's shape and keys are
+// in write/meta-state.ts, its changes are write commands (write/meta-commands.ts).
 
 /** The feed epoch cursors of `team` carry: the database's epoch, with the team's sandbox token when it has one. */
 export function teamFeedEpoch(epoch: string, state: SandboxTeamState | undefined): string {
@@ -91,31 +61,9 @@ async function exampleIntegration(store: Pick<Store, 'getEntity'>, team: string,
     throw new AdminError('invalid_argument', `integration ${integration} does not read the example team ${team}`);
 }
 
-async function updateTeam(
-  store: Store,
-  team: string,
-  change: (state: SandboxTeamState) => SandboxTeamState,
-): Promise<SandboxTeamState> {
+async function updateTeam(store: Store, team: string, change: SandboxTeamChange): Promise<SandboxTeamState> {
   await exampleTeam(store, team);
-  return store.write(async (tx) => {
-    const next = change(parseSandboxTeam(await tx.getMeta(sandboxTeamKey(team))));
-    await tx.setMeta(sandboxTeamKey(team), JSON.stringify(next));
-    return next;
-  });
-}
-
-async function updateIntegration(
-  store: Store,
-  team: string,
-  integration: string,
-  change: (state: SandboxIntegrationState) => SandboxIntegrationState,
-): Promise<SandboxIntegrationState> {
-  await exampleIntegration(store, team, integration);
-  return store.write(async (tx) => {
-    const next = change(parseSandboxIntegration(await tx.getMeta(sandboxIntegrationKey(integration))));
-    await tx.setMeta(sandboxIntegrationKey(integration), JSON.stringify(next));
-    return next;
-  });
+  return runCommand(store, 'sandbox.team', { team, ...change });
 }
 
 /** Every feed cursor of the team issued so far gets `refusal` (410 sync_cursor_expired or 409 resync_required). */
@@ -124,11 +72,7 @@ export async function refuseCursors(
   team: string,
   refusal: CursorRefusal,
 ): Promise<{ team: string; cursors: CursorRefusal }> {
-  await updateTeam(store, team, (s) => {
-    let token = base62(12);
-    while (token === s.cursors?.token) token = base62(12);
-    return { ...s, cursors: { token, refusal } };
-  });
+  await updateTeam(store, team, { change: 'cursors', refusal, tokens: drawTokens(12) });
   return { team, cursors: refusal };
 }
 
@@ -140,7 +84,7 @@ export async function holdNotReady(
   forMs: number,
 ): Promise<{ team: string; notReadyUntil: string }> {
   const until = clock.now() + forMs;
-  await updateTeam(store, team, (s) => ({ ...s, notReadyUntil: until }));
+  await updateTeam(store, team, { change: 'not_ready', until });
   return { team, notReadyUntil: iso(until) };
 }
 
@@ -153,11 +97,7 @@ export async function setTeamCapability(
 ): Promise<{ team: string; capabilitiesOff: string[] }> {
   if (!isEndpointName(endpoint))
     throw new AdminError('invalid_argument', `unknown endpoint ${endpoint} (known: ${ENDPOINT_NAMES.join(', ')})`);
-  const next = await updateTeam(store, team, (s) => {
-    const list = (s.capabilitiesOff ?? []).filter((e) => e !== endpoint);
-    if (off) list.push(endpoint);
-    return { ...s, capabilitiesOff: list };
-  });
+  const next = await updateTeam(store, team, { change: 'capability', endpoint, off });
   return { team, capabilitiesOff: next.capabilitiesOff ?? [] };
 }
 
@@ -190,7 +130,8 @@ export async function spendIntegration(
   const field = { rate_limited: 'rateLimitedUntil', quota_exceeded: 'quotaExceededUntil', locked: 'lockedUntil' }[
     fault
   ] as keyof SandboxIntegrationState;
-  await updateIntegration(store, team, integration, (s) => ({ ...s, [field]: until }));
+  await exampleIntegration(store, team, integration);
+  await runCommand(store, 'sandbox.integration', { integration, fault: field, until });
   return { team, integration, fault, until: iso(until) };
 }
 
@@ -199,13 +140,11 @@ export async function spendIntegration(
  * refusals stay: cursors issued since carry the new token and keep working.
  */
 export async function clearSandbox(store: Store, team: string): Promise<{ team: string; integrations: string[] }> {
-  await updateTeam(store, team, (s) => (s.cursors ? { cursors: s.cursors } : {}));
+  await updateTeam(store, team, { change: 'clear' });
   const integrations = (await store.findEntities<IntegrationState>('integration', {}))
     .filter((i) => !i.state.livemode && i.state.teams.includes(team))
     .map((i) => i.id);
-  await store.write(async (tx) => {
-    for (const id of integrations) await tx.setMeta(sandboxIntegrationKey(id), '{}');
-  });
+  await runCommand(store, 'sandbox.clear_integrations', { integrations });
   return { team, integrations };
 }
 

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { AdminError } from '../access/admin-error.js';
+import { AdminError } from '../errors/admin-error.js';
 import type { AuditEntry, AuditQuery } from '../store/store.js';
 import { type CommonOptions, type OpenStore, run, table } from './admin-run.js';
 

@@ -1,8 +1,8 @@
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { AdminError } from '../access/admin-error.js';
 import { systemClock } from '../clock.js';
+import { AdminError } from '../errors/admin-error.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { erasureLine, parseErasures, replayErasures } from '../write/erasure-replay.js';
 import { type CommonOptions, common, confirmed, type OpenStore, refuse, run, yesOption } from './admin-run.js';

@@ -1,15 +1,11 @@
 import type { Command } from 'commander';
-import { AdminError } from '../access/admin-error.js';
-import {
-  ALLOWLIST_ACTIONS,
-  changeAllowlist,
-  createIntegration,
-  type IntegrationSummary,
-  listIntegrations,
-  revokeIntegration,
-} from '../access/integrations.js';
-import { endOldKey, GRACE_PERIODS, type GracePeriod, rollKey } from '../access/keys.js';
+import { changeAllowlist, createIntegration, listIntegrations, revokeIntegration } from '../access/integrations.js';
+import { endOldKey, rollKey } from '../access/keys.js';
 import { systemClock } from '../clock.js';
+import { AdminError } from '../errors/admin-error.js';
+import { ALLOWLIST_ACTIONS } from '../write/access-commands.js';
+import type { IntegrationSummary } from '../write/integration-state.js';
+import { GRACE_PERIODS, type GracePeriod } from '../write/key-state.js';
 import { type CommonOptions, common, confirmed, type OpenStore, run, table, yesOption } from './admin-run.js';
 import { registerUsageCommand } from './admin-usage.js';
 

@@ -1,10 +1,11 @@
 import { userInfo } from 'node:os';
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
-import { AdminError } from '../access/admin-error.js';
 import { iso, systemClock } from '../clock.js';
+import { AdminError } from '../errors/admin-error.js';
 import { settingOption } from '../settings.js';
 import type { Store } from '../store/store.js';
+import { runCommand } from '../write/commands.js';
 
 // Shared plumbing of the `crm-export admin` commands: `--db` / `--json` / `--actor` on every one, one way
 // to open the store, print a result, report a refusal, record the action in the audit trail and confirm
@@ -112,7 +113,7 @@ function record<T>(
   outcome: string,
   extra: { target?: readonly string[]; details?: Record<string, unknown> } = {},
 ): Promise<void> {
-  return store.appendAudit({
+  return runCommand(store, 'audit.append', {
     at: iso(systemClock.now()),
     actor: actorOf(options),
     action: audit.action,

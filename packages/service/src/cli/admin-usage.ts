@@ -1,11 +1,11 @@
 import type { Command } from 'commander';
 import { Redis } from 'ioredis';
-import { AdminError } from '../access/admin-error.js';
 import { createAccessControl, type UsageReport } from '../access/create-access-control.js';
 import { ENDPOINT_NAMES, isEndpointName } from '../access/endpoints.js';
 import { getIntegration } from '../access/integrations.js';
 import { readSwitches, setApiDisabled, setCapabilityDisabled } from '../access/switches.js';
 import { systemClock } from '../clock.js';
+import { AdminError } from '../errors/admin-error.js';
 import { readLimits, readSetting, settingOption } from '../settings.js';
 import { type CommonOptions, common, type OpenStore, parseFlag, refuse, run, table } from './admin-run.js';
 

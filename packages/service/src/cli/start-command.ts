@@ -5,10 +5,10 @@ import { DOCS_PATH } from '../config.js';
 import { startOfUtcDay } from '../demo/demo-defaults.js';
 import { settingOption } from '../settings.js';
 import type { Store } from '../store/store.js';
+import { runCommand } from '../write/commands.js';
+import { START_META_KEY } from '../write/meta-state.js';
 import { openDb, opsLine, serverSettings } from './options.js';
 
-/** Meta key recording what the first start created (never the key itself: only its digest is stored). */
-export const START_META_KEY = 'demo_start';
 /** The first start's demo: fixed, so every fresh clone starts with the same example data. */
 const START_DEMO = { seed: 1, teams: 2 } as const;
 
@@ -43,7 +43,7 @@ async function firstStart(store: Store, leads: number): Promise<FirstStart> {
     last4: key.slice(-4),
     created_at: iso(systemClock.now()),
   };
-  await store.setMeta(START_META_KEY, JSON.stringify(record));
+  await runCommand(store, 'start.record', { record });
   return { record, key };
 }
 

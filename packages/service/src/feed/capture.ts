@@ -1,16 +1,16 @@
-import type { IntegrationState } from '../access/integration-state.js';
-import { type Clock, iso } from '../clock.js';
+import type { Clock } from '../clock.js';
 import { ApiError } from '../errors/catalogue.js';
 import type { Store } from '../store/store.js';
-import { DEFAULT_CRM_OPTIONS, WriteContext } from '../write/context.js';
-import { publishAttribution, publishResponse } from '../write/facets.js';
+import { runCommand } from '../write/commands.js';
+import type { IntegrationState } from '../write/integration-state.js';
 import type { LeadState, TeamState } from '../write/types.js';
 
 // Capture: a team's data is prepared once, the first time the team is added to any key. Until then
 // its team endpoints answer 409 capture_not_ready and its single records 404 resource_missing.
 // Preparing makes sure every live lead has both facets published (a facet is null only while being
 // prepared), then sets the team's `capturedAt`. The job is idempotent and resumable: it runs in
-// chunks, and a team whose job was interrupted is simply prepared again on the next run.
+// chunks, and a team whose job was interrupted is simply prepared again on the next run. The writes are
+// write commands (write/capture-commands.ts): the facets come from the write side's own publisher.
 
 /** Leads prepared per transaction, so a large team does not hold the writer for long. */
 const CHUNK = 500;
@@ -61,16 +61,7 @@ export async function requestCapture(
   teams: readonly string[],
   options: { prepareNow?: boolean } = {},
 ): Promise<string[]> {
-  const requested = await store.write(async (tx) => {
-    const marked: string[] = [];
-    for (const id of teams) {
-      const team = await tx.getEntity<TeamState>('team', id);
-      if (!team || team.state.capturedAt !== null || team.state.captureRequestedAt) continue;
-      await tx.putEntity<TeamState>({ ...team, state: { ...team.state, captureRequestedAt: iso(clock.now()) } });
-      marked.push(id);
-    }
-    return marked;
-  });
+  const requested = await runCommand(store, 'capture.request', { teams: [...teams], now: clock.now() });
   if (options.prepareNow ?? true) for (const team of requested) await captureTeam(store, clock, team);
   return requested;
 }
@@ -97,22 +88,9 @@ export async function captureTeam(store: Store, clock: Clock, team: string): Pro
   const leads = await store.findEntities<LeadState>('lead', { team });
   for (let i = 0; i < leads.length; i += CHUNK) {
     const ids = leads.slice(i, i + CHUNK).map((l) => l.id);
-    await store.write(async (tx) => {
-      const ctx = new WriteContext(tx, clock, DEFAULT_CRM_OPTIONS);
-      for (const id of ids) {
-        const lead = await ctx.tx.getEntity<LeadState>('lead', id);
-        if (!lead) continue; // removed since the list was read
-        if (!(await ctx.tx.getRecord('lead_attribution', id))) await publishAttribution(ctx, lead);
-        if (!(await ctx.tx.getRecord('lead_response', id))) await publishResponse(ctx, lead);
-      }
-    });
+    await runCommand(store, 'capture.prepare_leads', { leads: ids, now: clock.now() });
   }
-  return store.write(async (tx) => {
-    const current = await tx.getEntity<TeamState>('team', team);
-    if (!current || current.state.capturedAt !== null) return false;
-    await tx.putEntity<TeamState>({ ...current, state: { ...current.state, capturedAt: iso(clock.now()) } });
-    return true;
-  });
+  return runCommand(store, 'capture.complete', { team, now: clock.now() });
 }
 
 /** Prepares every pending team; returns the teams prepared by this run. */

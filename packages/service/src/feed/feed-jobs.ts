@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { Limits } from '../config.js';
 import type { Store, TrimOptions } from '../store/store.js';
+import { runCommand } from '../write/commands.js';
 import { capturePending } from './capture.js';
 
 // The feed's background jobs, run by `serve`: capture of teams a key newly names, and retention.
@@ -20,7 +21,11 @@ export async function trimFeedOnce(
   options: TrimOptions = {},
 ): Promise<number> {
   const now = clock.now();
-  return store.trimFeed(now - limits.removalRetentionMs, now - limits.supersededRetentionMs, options);
+  return runCommand(store, 'feed.trim', {
+    ...options,
+    removalsBefore: now - limits.removalRetentionMs,
+    supersededBefore: now - limits.supersededRetentionMs,
+  });
 }
 
 export interface FeedJobsOptions {

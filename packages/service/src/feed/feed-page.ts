@@ -1,10 +1,11 @@
 import type { AccessControl, Principal } from '../access/access-control.js';
-import { parseSandboxTeam, sandboxTeamKey, teamFeedEpoch } from '../access/sandbox.js';
+import { teamFeedEpoch } from '../access/sandbox.js';
 import type { Clock } from '../clock.js';
 import type { Limits } from '../config.js';
 import { ApiError } from '../errors/catalogue.js';
 import type { CursorCodec } from '../http/cursor.js';
 import type { FeedRow, Store } from '../store/store.js';
+import { parseSandboxTeam, sandboxTeamKey } from '../write/meta-state.js';
 import { assertCaptured } from './capture.js';
 import { decodeFeedCursor, encodeFeedCursor, type FeedPosition } from './feed-cursor.js';
 import { currentFeedEpoch } from './feed-epoch.js';

@@ -1,13 +1,14 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { ApiError } from '../errors/catalogue.js';
 import type { Store } from '../store/store.js';
+import { drawSecret, runCommand } from '../write/commands.js';
+import { CURSOR_SECRET_META_KEY } from '../write/meta-state.js';
 
 // Opaque, tamper-proof cursors: base64url of `payload || HMAC-SHA-256(secret, scope || payload)`.
 // The scope (endpoint, team, filters) is in the MAC but not in the cursor, so a cursor stays short
 // and one issued for another endpoint, filter or team simply fails verification.
 
 const MAC_BYTES = 32;
-const SECRET_META_KEY = 'cursor_secret';
 
 /** What a cursor is bound to: it only verifies for the same endpoint, team and filters. */
 export interface CursorScope {
@@ -57,15 +58,9 @@ export class CursorCodec {
 
 /** Reads the server's cursor secret, creating it once (inside a transaction, so processes agree). */
 export async function loadCursorSecret(store: Store): Promise<Buffer> {
-  const existing = await store.getMeta(SECRET_META_KEY);
+  const existing = await store.getMeta(CURSOR_SECRET_META_KEY);
   if (existing) return Buffer.from(existing, 'base64url');
-  const value = await store.write(async (tx) => {
-    const current = await tx.getMeta(SECRET_META_KEY);
-    if (current) return current;
-    const fresh = randomBytes(32).toString('base64url');
-    await tx.setMeta(SECRET_META_KEY, fresh);
-    return fresh;
-  });
+  const value = await runCommand(store, 'secret.cursor', { fresh: drawSecret('base64url') });
   return Buffer.from(value, 'base64url');
 }
 

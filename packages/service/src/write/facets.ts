@@ -162,6 +162,20 @@ export async function publishResponse(ctx: WriteContext, lead: Entity<LeadState>
   return publish(ctx.tx, ctx.clock, 'lead_response', lead.id, team, projection, { lead: lead.id });
 }
 
+/**
+ * Publishes both facets of a lead: the one place a new lead's facets are written, by the CRM's events
+ * and by capture. `missing` publishes only a facet the lead has no record of yet (capture prepares a
+ * team's leads that way and leaves a published facet as it is).
+ */
+export async function publishFacets(
+  ctx: WriteContext,
+  lead: Entity<LeadState>,
+  which: 'both' | 'missing' = 'both',
+): Promise<void> {
+  if (which === 'both' || !(await ctx.tx.getRecord('lead_attribution', lead.id))) await publishAttribution(ctx, lead);
+  if (which === 'both' || !(await ctx.tx.getRecord('lead_response', lead.id))) await publishResponse(ctx, lead);
+}
+
 /** Republishes the response facet of a lead when there is one (calls and conversations may be unlinked). */
 export async function refreshResponse(ctx: WriteContext, leadId: string | null): Promise<void> {
   if (leadId === null) return;

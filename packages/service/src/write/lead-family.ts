@@ -1,7 +1,7 @@
 import type { Entity } from '../store/store.js';
 import type { WriteContext } from './context.js';
 import type { EventOf } from './events.js';
-import { buildOriginalCapture, publishAttribution, publishResponse } from './facets.js';
+import { buildOriginalCapture, publishAttribution, publishFacets } from './facets.js';
 import { assertNewLeadId, emptyLead, saveLead } from './lead-operations.js';
 import { archiveLead, moveStatus, stricterPermissions } from './lead-state.js';
 import type { LeadState, SubmissionState } from './types.js';
@@ -62,8 +62,7 @@ export async function transfer(ctx: WriteContext, e: EventOf<'lead.transferred'>
     const created: Entity<LeadState> = { kind: 'lead', id: e.new_lead, team: e.to_team, parent: null, state: s };
     if (o.status !== null) await moveStatus(ctx, created, { type: 'status_changed', to: 'new', actor, at });
     await saveLead(ctx, created);
-    await publishAttribution(ctx, created);
-    await publishResponse(ctx, created);
+    await publishFacets(ctx, created);
   }
   await archiveLead(ctx, original, 'family_transfer', actor, at);
   original.state.transferredTo = { team: e.to_team, lead: e.new_lead };

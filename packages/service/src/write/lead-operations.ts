@@ -3,7 +3,7 @@ import type { Entity } from '../store/store.js';
 import { recordActivity } from './activities.js';
 import type { WriteContext } from './context.js';
 import type { EventOf } from './events.js';
-import { buildOriginalCapture, publishAttribution, publishResponse } from './facets.js';
+import { buildOriginalCapture, publishFacets } from './facets.js';
 import { archiveLead, moveStatus } from './lead-state.js';
 import { normalisePhone } from './phone.js';
 import { publishLead } from './publishers.js';
@@ -133,8 +133,7 @@ export async function createLead(ctx: WriteContext, e: EventOf<'lead.created'>, 
     await recordActivity(ctx, lead, { type: 'assignees_changed', from: [], to: assignees }, { actor, occurredAt: at });
   }
   await saveLead(ctx, lead);
-  await publishAttribution(ctx, lead);
-  await publishResponse(ctx, lead);
+  await publishFacets(ctx, lead);
 }
 
 export async function updateLead(ctx: WriteContext, e: EventOf<'lead.updated'>): Promise<void> {

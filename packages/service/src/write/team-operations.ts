@@ -1,3 +1,4 @@
+import type { WriteTx } from '../store/store.js';
 import type { WriteContext } from './context.js';
 import type { EventOf } from './events.js';
 import { removeRecord } from './publish.js';
@@ -38,9 +39,17 @@ export async function upsertTeam(ctx: WriteContext, e: EventOf<'team.upsert'>): 
       e.business_hours_timezone === undefined ? (old?.businessHoursTimezone ?? null) : e.business_hours_timezone,
     defaultCountry: e.default_country === undefined ? (old?.defaultCountry ?? null) : e.default_country,
   };
-  await ctx.tx.putEntity({ kind: 'team', id: e.team, team: e.team, parent: organization, state });
+  await putTeam(ctx.tx, e.team, state);
   ctx.forgetTeam(e.team);
   await publishTeam(ctx, e.team, state);
+}
+
+/**
+ * The one writer of `team` entities (CRM events, operator changes, capture): the entity's parent is
+ * always the team's organization, so lookups by organization see a moved team at once.
+ */
+export async function putTeam(tx: Pick<WriteTx, 'putEntity'>, id: string, state: TeamState): Promise<void> {
+  await tx.putEntity<TeamState>({ kind: 'team', id, team: id, parent: state.organization, state });
 }
 
 export async function memberJoined(ctx: WriteContext, e: EventOf<'member.joined'>): Promise<void> {

@@ -1,5 +1,5 @@
-import type { TeamAccessState } from '../../src/access/eligibility.js';
 import type { Store } from '../../src/store/store.js';
+import type { TeamAccessState } from '../../src/write/team-access.js';
 import type { OrganizationState } from '../../src/write/types.js';
 
 // Teams and organizations as the write side makes them, written straight into the store so access tests

@@ -1,26 +1,19 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { AdminError } from '../../src/access/admin-error.js';
 import { allowlistAllows } from '../../src/access/allowlist.js';
-import type { IntegrationState } from '../../src/access/integration-state.js';
 import {
   changeAllowlist,
   createIntegration,
   getIntegration,
   revokeIntegration,
 } from '../../src/access/integrations.js';
-import {
-  type ApiKeyState,
-  endOldKey,
-  getPepper,
-  KEY_PREFIX,
-  keyMatches,
-  parseKey,
-  rollKey,
-} from '../../src/access/keys.js';
+import { endOldKey, getPepper, keyMatches, parseKey, rollKey } from '../../src/access/keys.js';
 import { changeTeam, setOrganizationPlan } from '../../src/access/organizations.js';
 import { ManualClock } from '../../src/clock.js';
 import { DEFAULT_LIMITS } from '../../src/config.js';
+import { AdminError } from '../../src/errors/admin-error.js';
 import type { Store } from '../../src/store/store.js';
+import type { IntegrationState } from '../../src/write/integration-state.js';
+import { type ApiKeyState, KEY_PREFIX } from '../../src/write/key-state.js';
 import { describeEachBackend } from '../support/backends.js';
 import { seedOrganization, seedTeam } from './fixtures.js';
 

@@ -1,16 +1,16 @@
 import { expect, it } from 'vitest';
-import { AdminError } from '../../src/access/admin-error.js';
 import {
   holdNotReady,
   parseDuration,
   refuseCursors,
   removeRecord,
-  sandboxTeamKey,
   setTeamCapability,
 } from '../../src/access/sandbox.js';
+import { AdminError } from '../../src/errors/admin-error.js';
 import { markRestore } from '../../src/feed/feed-epoch.js';
 import { feedPage } from '../../src/feed/feed-page.js';
 import type { Store } from '../../src/store/store.js';
+import { sandboxTeamKey } from '../../src/write/meta-state.js';
 import { expectApiError, type FeedPageJson, feedWorld, SECOND, T0, TEAM } from '../feed/feed-world.js';
 import { describeEachBackend } from '../support/backends.js';
 

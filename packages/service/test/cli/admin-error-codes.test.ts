@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ADMIN_ERROR_CODES } from '../../src/access/admin-error.js';
+import { ADMIN_ERROR_CODES } from '../../src/errors/admin-error.js';
 
 // The operator commands' error codes are documented in docs/operations.md ("Errors of the operator
 // commands"): every code the code can raise has a row, and every row is a code the code can raise.

@@ -1,0 +1,127 @@
+import { randomBytes } from 'node:crypto';
+import { base62 } from '../ids.js';
+import type { AuditEntry, Store, TrimOptions, WriteTx } from '../store/store.js';
+import {
+  changeAllowlist,
+  changeTeam,
+  createIntegration,
+  createOrganization,
+  endOldKey,
+  revokeIntegration,
+  rollKey,
+  setHoldsData,
+  setOrganizationPlan,
+} from './access-commands.js';
+import { completeCapture, prepareLeads, requestCapture } from './capture-commands.js';
+import {
+  changeSandboxIntegration,
+  changeSandboxTeam,
+  clearSandboxIntegrations,
+  ensureCursorSecret,
+  ensurePepper,
+  markRestore,
+  recordStart,
+  setApiDisabled,
+  setCapabilityDisabled,
+} from './meta-commands.js';
+
+/**
+ * Every change of stored state that is not a CRM event (those go through `Crm.apply`, write/crm.ts) is one
+ * command of this table, run by `runCommand`; nothing outside write/ and store/ calls the store's write
+ * members (test/architecture/one-writer.test.ts keeps it so).
+ *
+ * A `tx` command runs inside one `Store.write` transaction. PostgreSQL runs the transaction's callback
+ * again after a serialization failure or a deadlock, so a command must give the same result when its
+ * callback runs twice: it reads and writes only through the transaction it is given, never changes its
+ * input or anything outside the transaction, and takes the ids, keys, secrets and times it stores from
+ * its input, drawn by the caller before the transaction (test/write/commands.test.ts runs each command
+ * through a rolled-back first attempt). An `own` command is a store member that makes its own
+ * transactions: the audit trail's insert, and retention's bounded batches, each safe to repeat.
+ */
+export const COMMANDS = {
+  'organization.create': tx(createOrganization),
+  'organization.set_plan': tx(setOrganizationPlan),
+  'team.change': tx(changeTeam),
+  'team.holds_data': tx(setHoldsData),
+  'integration.create': tx(createIntegration),
+  'integration.revoke': tx(revokeIntegration),
+  'integration.allowlist': tx(changeAllowlist),
+  'key.roll': tx(rollKey),
+  'key.end_old': tx(endOldKey),
+  'secret.pepper': tx(ensurePepper),
+  'secret.cursor': tx(ensureCursorSecret),
+  'switch.api_disabled': tx(setApiDisabled),
+  'switch.capability_disabled': tx(setCapabilityDisabled),
+  'sandbox.team': tx(changeSandboxTeam),
+  'sandbox.integration': tx(changeSandboxIntegration),
+  'sandbox.clear_integrations': tx(clearSandboxIntegrations),
+  'capture.request': tx(requestCapture),
+  'capture.prepare_leads': tx(prepareLeads),
+  'capture.complete': tx(completeCapture),
+  'feed.mark_restore': tx(markRestore),
+  'start.record': tx(recordStart),
+  'audit.append': own((store, entry: AuditEntry) => store.appendAudit(entry)),
+  'feed.trim': own((store, input: RetentionTrim) =>
+    store.trimFeed(input.removalsBefore, input.supersededBefore, input),
+  ),
+};
+
+/** Retention once: removal entries recorded before `removalsBefore`, superseded ones before `supersededBefore` (epoch ms). */
+export interface RetentionTrim extends TrimOptions {
+  removalsBefore: number;
+  supersededBefore: number;
+}
+
+interface TxCommand<I, O> {
+  readonly tx: (tx: WriteTx, input: I) => Promise<O>;
+}
+interface OwnCommand<I, O> {
+  readonly own: (store: Store, input: I) => Promise<O>;
+}
+
+function tx<I, O>(run: (tx: WriteTx, input: I) => Promise<O>): TxCommand<I, O> {
+  return { tx: run };
+}
+function own<I, O>(run: (store: Store, input: I) => Promise<O>): OwnCommand<I, O> {
+  return { own: run };
+}
+
+export type CommandName = keyof typeof COMMANDS;
+export type CommandInput<N extends CommandName> =
+  (typeof COMMANDS)[N] extends TxCommand<infer I, unknown>
+    ? I
+    : (typeof COMMANDS)[N] extends OwnCommand<infer I, unknown>
+      ? I
+      : never;
+export type CommandOutput<N extends CommandName> =
+  (typeof COMMANDS)[N] extends TxCommand<never, infer O>
+    ? O
+    : (typeof COMMANDS)[N] extends OwnCommand<never, infer O>
+      ? O
+      : never;
+
+/** Runs one command: a `tx` command in one transaction of its own. */
+export function runCommand<N extends CommandName>(
+  store: Store,
+  name: N,
+  input: CommandInput<N>,
+): Promise<CommandOutput<N>> {
+  // The table's entry for `name` takes `CommandInput<N>` and gives `CommandOutput<N>` (the types are read from it).
+  const command = COMMANDS[name] as unknown as
+    | TxCommand<CommandInput<N>, CommandOutput<N>>
+    | OwnCommand<CommandInput<N>, CommandOutput<N>>;
+  return 'tx' in command ? store.write((t) => command.tx(t, input)) : command.own(store, input);
+}
+
+/** Two different random tokens of `length` base62 characters: a command takes the first unlike the stored one. */
+export function drawTokens(length: number): [string, string] {
+  const first = base62(length);
+  let second = base62(length);
+  while (second === first) second = base62(length);
+  return [first, second];
+}
+
+/** A fresh 32-byte secret in the given encoding, for a command that stores one when none exists yet. */
+export function drawSecret(encoding: 'base64' | 'base64url'): string {
+  return randomBytes(32).toString(encoding);
+}
