@@ -37,28 +37,38 @@ function rateCell({ charge }: Endpoint): string {
 }
 
 function teamCell({ team }: Endpoint): string {
+  if (team.from === 'none') return 'none';
+  return team.from === 'header' ? '`Service-Team`' : "the record's";
+}
+
+function captureCell({ team }: Endpoint): string {
   if (team.from === 'none') return '';
-  const source = team.from === 'header' ? '`Service-Team`' : 'the record';
-  return `${source}; \`${team.whileUncaptured}\``;
+  return team.whileUncaptured === 'capture_not_ready' ? '409 `capture_not_ready`' : '404 `resource_missing`';
 }
 
 /** The table of scopes, rate classes and team binding of docs/api.md, generated from ENDPOINTS. */
 export function endpointsTable(): string {
-  const rows = ENDPOINTS.map(
-    (e) =>
-      `| \`${e.method} ${documentedPath(e.url)}\` | ${callerCell(e)} | ${rateCell(e)} | ${e.charge?.quota ? 'yes' : 'no'} | ${teamCell(e)} |`,
+  const rows = ENDPOINTS.map((e) =>
+    [
+      `\`${e.method} ${documentedPath(e.url)}\``,
+      callerCell(e),
+      rateCell(e),
+      e.charge?.quota ? 'yes' : 'no',
+      teamCell(e),
+      captureCell(e),
+    ].join(' | '),
   );
   return [
-    '| Endpoint | Scope | Rate class | Counts toward the daily quota | Team; before capture |',
-    '|---|---|---|---|---|',
-    ...rows,
+    '| Endpoint | Scope | Rate class | Counts toward the daily quota | Team | Team not yet prepared |',
+    '|---|---|---|---|---|---|',
+    ...rows.map((row) => `| ${row} |`),
   ].join('\n');
 }
 
-const BLOCK = /(<!-- endpoints:begin[^\n]*-->\n)[\s\S]*?(\n<!-- endpoints:end -->)/;
+const BLOCK = /(<!-- endpoints:begin[^\n]*-->\n)[\s\S]*?(<!-- endpoints:end -->)/;
 
 /** The document with its `<!-- endpoints:begin ... -->` ... `<!-- endpoints:end -->` block replaced by the table. */
 export function withEndpointsTable(doc: string): string {
   if (!BLOCK.test(doc)) throw new Error(`${API_DOC_PATH} has no endpoints:begin/end markers`);
-  return doc.replace(BLOCK, (_all, begin: string, end: string) => `${begin}${endpointsTable()}${end}`);
+  return doc.replace(BLOCK, (_all, begin: string, end: string) => `${begin}${endpointsTable()}\n${end}`);
 }
