@@ -34,7 +34,7 @@ export type TeamBinding<R extends BoundRecord = BoundRecord> =
     };
 
 /** What a handler gets: the validated input and what the pipeline checked. */
-export interface Call<Q, P, B, R> {
+export interface EndpointCall<Q, P, B, R> {
   endpoint: Endpoint;
   deps: HttpDeps;
   request: FastifyRequest;
@@ -69,7 +69,7 @@ export interface EndpointSpec<Q extends TSchema, P extends TSchema, B extends TS
   response: TSchema;
   /** Checks of the parameters beyond the schema (no store access): they answer 400 before the charge. */
   checkParams?(input: { query: Static<Q>; body: Static<B> }): void;
-  handle(call: Call<Static<Q>, Static<P>, Static<B>, NoInfer<R>>): Promise<Answer>;
+  handle(call: EndpointCall<Static<Q>, Static<P>, Static<B>, NoInfer<R>>): Promise<Answer>;
 }
 
 /** A declaration with its types erased, as the table and the hooks hold it. */

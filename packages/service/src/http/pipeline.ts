@@ -3,7 +3,7 @@ import type { Principal } from '../access/access-control.js';
 import type { TeamGate } from '../feed/capture-gate.js';
 import type { App, HttpDeps } from './context.js';
 import { headerTeam, principalOf } from './context.js';
-import type { BoundRecord, Call, Endpoint } from './endpoint.js';
+import type { BoundRecord, Endpoint, EndpointCall } from './endpoint.js';
 import { responses, secured } from './openapi.js';
 import { strictValidatorCompiler } from './strict-validator.js';
 
@@ -61,7 +61,7 @@ function register(app: App, deps: HttpDeps, gate: TeamGate, endpoint: Endpoint):
     handler: async (request: FastifyRequest, reply: FastifyReply) => {
       const principal = endpoint.caller === 'no_key' ? null : principalOf(request);
       const bound = principal ? await bindTeam(endpoint, deps, gate, request, principal) : {};
-      const call: Call<unknown, unknown, unknown, BoundRecord> = {
+      const call: EndpointCall<unknown, unknown, unknown, BoundRecord> = {
         endpoint,
         deps,
         request,

@@ -5,7 +5,7 @@ import type { ListFilter } from '../../store/store.js';
 import type { Answer, HttpDeps } from '../context.js';
 import { listBytes } from '../context.js';
 import { type CursorScope, decodeListCursor, encodeListCursor } from '../cursor.js';
-import type { Call } from '../endpoint.js';
+import type { EndpointCall } from '../endpoint.js';
 import { readPage } from '../listing.js';
 
 type Query = Record<string, unknown>;
@@ -33,7 +33,12 @@ export function pagedList(spec: PagedListSpec) {
     checkParams: ({ query }: { query: unknown }) => {
       spec.filterOf(query as Query);
     },
-    handle: async ({ endpoint, deps, team, query: raw }: Call<unknown, unknown, unknown, unknown>): Promise<Answer> => {
+    handle: async ({
+      endpoint,
+      deps,
+      team,
+      query: raw,
+    }: EndpointCall<unknown, unknown, unknown, unknown>): Promise<Answer> => {
       const { store, cursors, pages } = deps;
       const query = raw as Query;
       const filter = spec.filterOf(query);
