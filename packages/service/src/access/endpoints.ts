@@ -1,6 +1,6 @@
-// The one list of endpoint names: what routes declare in their `endpoint` config (the type below makes
-// the compiler refuse any other), what `capability_disabled` switches off, and what
-// `crm-export admin switches capability NAME` accepts.
+// The one list of endpoint names: what each endpoint declaration names (http/endpoints.ts; the type below
+// makes the compiler refuse any other, and a test checks each is declared once), what `capability_disabled`
+// switches off, and what `crm-export admin switches capability NAME` accepts.
 
 export const ENDPOINT_NAMES = [
   'health',

@@ -53,15 +53,13 @@ export function feedItemJson(row: FeedRow): string {
 }
 
 /**
- * Runs the checks in the spec's order: the team (403/404), capture (409 capture_not_ready), the
- * cursor (400 invalid_request for another team or an altered one), the epoch and the feed's end
- * (409 resync_required), then the cursor's age (410 sync_cursor_expired).
+ * The checks that follow the team's own (refusals, then capture, which the caller has run): the cursor
+ * (400 invalid_request for another team or an altered one), the epoch and the feed's end (409
+ * resync_required), then the cursor's age (410 sync_cursor_expired).
  */
-export async function openFeed(deps: FeedDeps, request: FeedRequest): Promise<OpenFeed> {
+export async function openFeed(deps: Omit<FeedDeps, 'access'>, request: FeedRequest): Promise<OpenFeed> {
   const { store, clock, limits, codec } = deps;
   const { team, limit } = request;
-  await deps.access.checkTeam(request.principal, team);
-  await assertCaptured(store, team);
   const now = clock.now();
   const databaseEpoch = await currentFeedEpoch(store);
   // An example team's cursors also carry its sandbox token (docs/testing-your-consumer.md); read at every
@@ -117,7 +115,13 @@ export async function openFeed(deps: FeedDeps, request: FeedRequest): Promise<Op
   };
 }
 
-/** Checks and reads in one call (tests, the benchmark; the route reserves its quota in between). */
+/**
+ * Every check in the spec's order, the team (403/404) and capture (409 capture_not_ready) first, then
+ * the page, in one call (tests, the benchmark). The route's pipeline checks the team itself, reserves
+ * its quota, and calls `openFeed`.
+ */
 export async function feedPage(deps: FeedDeps, request: FeedRequest): Promise<FeedAnswer> {
+  await deps.access.checkTeam(request.principal, request.team);
+  await assertCaptured(deps.store, request.team);
   return (await openFeed(deps, request)).read();
 }

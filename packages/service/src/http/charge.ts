@@ -7,7 +7,7 @@ import { DEFAULT_PAGE_SIZE } from '../schemas/params.js';
 // team checks, record lookups and cursors come after it. The reservation is settled when the answer is sent:
 // a success keeps what it returned, a refusal keeps one item (sync) or its request (read).
 
-/** What an endpoint costs, declared with the route. */
+/** What an endpoint costs, part of its declaration (endpoint.ts). */
 export interface Charge {
   rateClass: RateClass;
   /** Whether the items returned count toward the daily quota. */
@@ -36,10 +36,10 @@ function limitOf(request: FastifyRequest): number {
 /** preHandler: the checks of the parameters the schema cannot express, then the reservation. */
 export function chargeHook(access: AccessControl) {
   return async function charge(request: FastifyRequest): Promise<void> {
-    const config = request.routeOptions.config.endpoint;
-    if (!config?.charge || !request.principal) return;
-    config.checkParams?.(request);
-    const { rateClass, quota, items } = config.charge;
+    const endpoint = request.routeOptions.config.endpoint;
+    if (!endpoint?.charge || !request.principal) return;
+    endpoint.checkParams?.({ query: request.query, body: request.body });
+    const { rateClass, quota, items } = endpoint.charge;
     const count = items === 'limit' ? limitOf(request) : items;
     request.reservation = await access.reserve(
       request.principal,

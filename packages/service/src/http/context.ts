@@ -7,21 +7,17 @@ import type {
   RawRequestDefaultExpression,
   RawServerDefault,
 } from 'fastify';
-import type { AccessControl, Principal } from '../access/access-control.js';
-import type { EndpointName } from '../access/endpoints.js';
+import type { Principal } from '../access/access-control.js';
 import type { Clock } from '../clock.js';
 import type { Limits } from '../config.js';
 import { ApiError } from '../errors/catalogue.js';
-import type { Scope } from '../schemas/enums.js';
 import type { JsonPage, Store } from '../store/store.js';
-import type { Charge } from './charge.js';
 import type { CursorCodec } from './cursor.js';
 import type { PageCache } from './page-cache.js';
 
-/** What every route module gets. */
+/** What every handler gets. */
 export interface HttpDeps {
   store: Store;
-  access: AccessControl;
   clock: Clock;
   limits: Limits;
   cursors: CursorCodec;
@@ -38,30 +34,13 @@ export type App = FastifyInstance<
   TypeBoxTypeProvider
 >;
 
-/** Per-route access requirements, read by the access hook. */
-export interface EndpointConfig {
-  /** Name passed to `checkSwitches` (`capability_disabled`); one of `ENDPOINT_NAMES`. */
-  endpoint: EndpointName;
-  /** False only for /health. */
-  auth: boolean;
-  /** The scope the key needs; null for /me. */
-  scope: Scope | null;
-  /** What a request costs (charge.ts); absent only for /health. */
-  charge?: Charge;
-  /** Checks of the parameters beyond the schema (no store access): they answer 400 before the charge. */
-  checkParams?(request: FastifyRequest): void;
-}
-
 declare module 'fastify' {
-  interface FastifyContextConfig {
-    endpoint?: EndpointConfig;
-  }
   interface FastifyRequest {
     principal: Principal | null;
   }
 }
 
-/** The authenticated principal; the access hook has set it for every route with `auth`. */
+/** The authenticated principal; the access hook has set it for every endpoint that takes a key. */
 export function principalOf(request: FastifyRequest): Principal {
   if (!request.principal) throw new Error('route without authentication asked for a principal');
   return request.principal;
@@ -85,20 +64,14 @@ export function headerTeam(request: FastifyRequest, principal: Principal): strin
   return raw;
 }
 
-/** A handler's answer: the JSON text and how many items it returned (for the quota). */
+/**
+ * A handler's answer: the JSON text and how many items it returned, which the settlement keeps and counts
+ * toward the quota (charge.ts); `headers` are sent after the content type.
+ */
 export interface Answer {
   json: string | Buffer;
   items: number;
-}
-
-/**
- * The work of a request the pipeline has already charged (charge.ts); records how many items the answer
- * holds, which the settlement keeps and counts toward the quota.
- */
-export async function answered(request: FastifyRequest, work: () => Promise<Answer>): Promise<string | Buffer> {
-  const answer = await work();
-  request.itemsReturned = answer.items;
-  return answer.json;
+  headers?: Readonly<Record<string, string>>;
 }
 
 /** `{"object":"list",...}` concatenated from stored JSON; `nextCursor` is base64url, so it needs no escaping. */

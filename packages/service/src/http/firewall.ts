@@ -15,8 +15,6 @@ import type { Refusal } from './request-log.js';
 // id. Runs first on every request, matched or not. A chunked body is counted while it streams by
 // Fastify's body limit; the error handler turns that overflow into the same plain 403.
 
-const SEARCH_PATH = '/v1/leads/search';
-
 export function firewall(access: AccessControl, limits: Limits) {
   return async function firewallHook(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
     const method = request.method;
@@ -24,10 +22,12 @@ export function firewall(access: AccessControl, limits: Limits) {
       return sendPlain(reply, 404, 'firewall_method_or_path');
     }
 
+    const endpoint = request.routeOptions.config.endpoint;
     const length = request.headers['content-length'];
     const hasBody = request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
     if (hasBody) {
-      if (method !== 'POST' || request.routeOptions.url !== SEARCH_PATH) {
+      // Only an endpoint that declares a body (POST /v1/leads/search) takes one.
+      if (method !== 'POST' || endpoint?.body === undefined) {
         return sendPlain(reply, 403, 'firewall_body_not_allowed');
       }
       if (length !== undefined && !(Number(length) <= limits.maxBodyBytes)) {
@@ -39,8 +39,8 @@ export function firewall(access: AccessControl, limits: Limits) {
     const wellFormed = hasWellFormedKey(request.headers.authorization);
     // A route that charges its requests checks the locks of the address with its charge (one Redis round trip);
     // whatever answers before the charge has them checked first (`lockAnswers` in app.ts).
-    const endpoint = request.routeOptions.config.endpoint;
-    const deferred: DeferredLocks | undefined = endpoint?.auth && endpoint.charge ? { ip: request.ip } : undefined;
+    const deferred: DeferredLocks | undefined =
+      endpoint && endpoint.caller !== 'no_key' && endpoint.charge ? { ip: request.ip } : undefined;
     if (await access.firewallBlocked(request.ip, wellFormed, deferred)) return sendPlain(reply, 429, 'firewall_budget');
     request.deferredLocks = deferred ?? null;
 
@@ -59,15 +59,15 @@ const AUTH_REFUSALS: Partial<Record<string, Refusal>> = {
 };
 
 /**
- * Operator switches, then the key, then the scope, for routes that declare an endpoint. Runs after
+ * Operator switches, then the key, then the scope, as the route's endpoint declares them. Runs after
  * the body is read, so an oversized streamed body gets the firewall's 403 before any key check.
  */
 export function accessHook(access: AccessControl) {
   return async function accessCheck(request: FastifyRequest): Promise<void> {
-    const config = request.routeOptions.config.endpoint;
-    if (!config) return;
-    await access.checkSwitches(config.endpoint);
-    if (!config.auth) return;
+    const endpoint = request.routeOptions.config.endpoint;
+    if (!endpoint) return;
+    await access.checkSwitches(endpoint.name);
+    if (endpoint.caller === 'no_key') return;
     let principal: Principal;
     try {
       principal = await access.authenticate({
@@ -81,7 +81,7 @@ export function accessHook(access: AccessControl) {
       if (error instanceof ApiError && error.code in AUTH_REFUSALS) request.refusal = AUTH_REFUSALS[error.code] ?? null;
       throw error;
     }
-    if (config.scope) access.requireScope(principal, config.scope);
+    if (endpoint.caller !== 'any_key') access.requireScope(principal, endpoint.caller);
     request.principal = principal;
   };
 }

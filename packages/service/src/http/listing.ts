@@ -46,3 +46,14 @@ export async function readableRecord(
   }
   return { team: record.team, json: record.json };
 }
+
+/** The binding of a single-record endpoint: its path id read as a record of `kind` the key may read. */
+export function recordById(kind: RecordKind) {
+  return (deps: { store: Store }, id: string, principal: { teams: readonly string[] }) =>
+    readableRecord(deps.store, kind, id, principal.teams);
+}
+
+/** The handler of a single-record endpoint: the stored JSON as it is (not counted toward the quota). */
+export async function storedRecord({ record }: { record: { json: string } }): Promise<{ json: string; items: number }> {
+  return { json: record.json, items: 0 };
+}

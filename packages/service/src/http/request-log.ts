@@ -27,7 +27,7 @@ declare module 'fastify' {
     errorCode: string | null;
     /** Set when the firewall or authentication refused the request. */
     refusal: Refusal | null;
-    /** The team the request read, once a route named it (capture gate). */
+    /** The team the request read, once the endpoint pipeline bound it (pipeline.ts). */
     team: string | null;
   }
 }

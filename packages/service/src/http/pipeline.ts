@@ -1,0 +1,96 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Principal } from '../access/access-control.js';
+import type { TeamGate } from '../feed/capture-gate.js';
+import type { App, HttpDeps } from './context.js';
+import { headerTeam, principalOf } from './context.js';
+import type { BoundRecord, Endpoint, EndpointCall } from './endpoint.js';
+import { responses, secured } from './openapi.js';
+import { strictValidatorCompiler } from './strict-validator.js';
+
+// The one registration of every endpoint declaration. The app's hooks read the declaration from the
+// route's config: the firewall (a body only where one is declared), the access hook (switches, key,
+// scope) and the charge (checkParams, then the reservation). The handler below binds and checks the team,
+// then runs the declared handler and sends its answer.
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** The Fastify route schema of a declaration: what validation and OpenAPI read. */
+function routeSchema(endpoint: Endpoint) {
+  const { summary, params, querystring, body, response, caller, charge, team } = endpoint;
+  return {
+    summary,
+    ...(params ? { params } : {}),
+    querystring,
+    ...(body ? { body } : {}),
+    // A sync-class answer carries the item budget headers.
+    response: responses(response, charge?.rateClass === 'sync'),
+    ...(caller === 'no_key' ? { security: [] } : secured(team.from === 'header')),
+  };
+}
+
+/** The team the request reads, checked, with the record it came from (none for `from: 'none'`). */
+async function bindTeam(
+  endpoint: Endpoint,
+  deps: HttpDeps,
+  gate: TeamGate,
+  request: FastifyRequest,
+  principal: Principal,
+): Promise<{ team?: string; record?: BoundRecord }> {
+  const binding = endpoint.team;
+  if (binding.from === 'none') return {};
+  let record: BoundRecord | undefined;
+  let team: string;
+  if (binding.from === 'header') team = headerTeam(request, principal);
+  else {
+    record = await binding.read(deps, (request.params as { id: string }).id, principal);
+    team = record.team;
+  }
+  // The request log names the team once a request got this far.
+  request.team = team;
+  await gate(principal, team, { name: endpoint.name, whileUncaptured: binding.whileUncaptured });
+  return { team, ...(record ? { record } : {}) };
+}
+
+function register(app: App, deps: HttpDeps, gate: TeamGate, endpoint: Endpoint): void {
+  app.route({
+    method: endpoint.method,
+    url: endpoint.url,
+    config: { endpoint },
+    ...(endpoint.body ? { validatorCompiler: strictValidatorCompiler } : {}),
+    schema: routeSchema(endpoint),
+    handler: async (request: FastifyRequest, reply: FastifyReply) => {
+      const principal = endpoint.caller === 'no_key' ? null : principalOf(request);
+      const bound = principal ? await bindTeam(endpoint, deps, gate, request, principal) : {};
+      const call: EndpointCall<unknown, unknown, unknown, BoundRecord> = {
+        endpoint,
+        deps,
+        request,
+        reply,
+        query: request.query,
+        params: request.params,
+        body: request.body,
+        get principal() {
+          return principalOf(request);
+        },
+        get team() {
+          if (bound.team === undefined) throw new Error(`${endpoint.name} reads no team`);
+          return bound.team;
+        },
+        get record() {
+          if (bound.record === undefined) throw new Error(`${endpoint.name} reads no record`);
+          return bound.record;
+        },
+      };
+      const answer = await endpoint.handle(call);
+      request.itemsReturned = answer.items;
+      reply.header('content-type', JSON_TYPE);
+      for (const [name, value] of Object.entries(answer.headers ?? {})) reply.header(name, value);
+      return reply.send(answer.json);
+    },
+  });
+}
+
+/** Registers each declaration, in order (the order of OpenAPI's paths). */
+export function registerEndpoints(app: App, deps: HttpDeps, gate: TeamGate, endpoints: readonly Endpoint[]): void {
+  for (const endpoint of endpoints) register(app, deps, gate, endpoint);
+}
