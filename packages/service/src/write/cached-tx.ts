@@ -92,6 +92,10 @@ export class CachedTx implements WriteTx {
   private readonly pendingRemovals = new Map<string, RecordRemoval>();
   private readonly pendingPurges = new Map<string, { kind: FeedKind; id: string }>();
   private pendingFeed: FeedRow[] = [];
+  /** Pending feed entries by record, so a purge finds its entries without a scan of every pending one. */
+  private readonly pendingFeedOf = new Map<string, FeedRow[]>();
+  /** Pending feed entries purged since: dropped from `pendingFeed` in one pass when it is next read. */
+  private readonly purgedFeed = new Set<FeedRow>();
   /** The last position handed out per team (from its head, locked once per transaction). */
   private readonly heads = new Map<string, number>();
 
@@ -106,10 +110,11 @@ export class CachedTx implements WriteTx {
       ...this.takeEntities(),
       ...this.takeRecords(),
       purgeFeed: [...this.pendingPurges.values()],
-      appendFeed: this.pendingFeed,
+      appendFeed: this.liveFeed(),
     };
     this.pendingPurges.clear();
     this.pendingFeed = [];
+    this.pendingFeedOf.clear();
     await this.apply(writes);
   }
 
@@ -298,15 +303,22 @@ export class CachedTx implements WriteTx {
     if (!this.deferWrites) return this.inner.appendFeed(entry);
     const pos = (this.heads.get(entry.team) ?? (await this.inner.lockFeedHead(entry.team))) + 1;
     this.heads.set(entry.team, pos);
-    this.pendingFeed.push({ ...entry, pos });
+    const row = { ...entry, pos };
+    this.pendingFeed.push(row);
+    const key = entityKey(entry.kind, entry.id);
+    const rows = this.pendingFeedOf.get(key);
+    if (rows) rows.push(row);
+    else this.pendingFeedOf.set(key, [row]);
     return pos;
   }
 
   async purgeFeed(kind: FeedKind, id: string): Promise<void> {
     if (!this.deferWrites) return this.inner.purgeFeed(kind, id);
     // Entries this transaction appended are dropped here; the store deletes the older ones.
-    this.pendingFeed = this.pendingFeed.filter((e) => e.kind !== kind || e.id !== id);
-    this.pendingPurges.set(entityKey(kind, id), { kind, id });
+    const key = entityKey(kind, id);
+    for (const row of this.pendingFeedOf.get(key) ?? []) this.purgedFeed.add(row);
+    this.pendingFeedOf.delete(key);
+    this.pendingPurges.set(key, { kind, id });
   }
 
   /**
@@ -318,8 +330,9 @@ export class CachedTx implements WriteTx {
     const later = new Set<string>();
     const verdicts = new Map<string, boolean>();
     const kept: FeedRow[] = [];
-    for (let i = this.pendingFeed.length - 1; i >= 0; i--) {
-      const entry = this.pendingFeed[i] as FeedRow;
+    const pending = this.liveFeed();
+    for (let i = pending.length - 1; i >= 0; i--) {
+      const entry = pending[i] as FeedRow;
       const key = entityKey(entry.kind, entry.id);
       const superseded = later.has(key) && entry.removed === null;
       later.add(key);
@@ -329,6 +342,7 @@ export class CachedTx implements WriteTx {
           verdict = await unread(entry.team);
           verdicts.set(entry.team, verdict);
         }
+        // A later purge of a dropped entry finds nothing to drop: harmless.
         if (verdict) continue;
       }
       kept.push(entry);
@@ -408,6 +422,15 @@ export class CachedTx implements WriteTx {
         writes.appendFeed.length ===
       0;
     if (!empty) await this.inner.applyWrites(writes);
+  }
+
+  /** The pending feed entries without the purged ones. */
+  private liveFeed(): FeedRow[] {
+    if (this.purgedFeed.size > 0) {
+      this.pendingFeed = this.pendingFeed.filter((row) => !this.purgedFeed.has(row));
+      this.purgedFeed.clear();
+    }
+    return this.pendingFeed;
   }
 
   private bump(kind: EntityKind): void {
