@@ -48,12 +48,29 @@ function copy<T>(value: T): T {
   return out as T;
 }
 
+/**
+ * State fields whose value is only ever replaced whole, never changed in place (a lead's original
+ * capture is frozen at creation): copies share them. It is the largest part of a lead's state.
+ */
+const REPLACED_WHOLE = 'originalCapture';
+
+/** A copy of an entity's state (plain JSON), sharing what is only replaced whole. */
+function copyState(state: unknown): unknown {
+  if (state === null || typeof state !== 'object' || Array.isArray(state)) return copy(state);
+  const out: Record<string, unknown> = {};
+  for (const key in state) {
+    const value = (state as Record<string, unknown>)[key];
+    out[key] = key === REPLACED_WHOLE ? value : copy(value);
+  }
+  return out;
+}
+
 const copyEntity = <S>(e: Entity<unknown>): Entity<S> => ({
   kind: e.kind,
   id: e.id,
   team: e.team,
   parent: e.parent,
-  state: copy(e.state) as S,
+  state: copyState(e.state) as S,
 });
 
 const entityKey = (kind: string, id: string) => `${kind}\u0000${id}`;
@@ -124,16 +141,30 @@ export class CachedTx implements WriteTx {
   }
 
   async getEntity<S>(kind: EntityKind, id: string): Promise<Entity<S> | undefined> {
+    const entity = await this.viewEntity(kind, id);
+    return entity ? copyEntity<S>(entity) : undefined;
+  }
+
+  async findEntities<S>(kind: EntityKind, by: By): Promise<Entity<S>[]> {
+    return (await this.viewEntities<S>(kind, by)).map((e) => copyEntity<S>(e));
+  }
+
+  /**
+   * The entity as cached, not a copy: for callers that only read it (projections), which must not
+   * change it (what they read is what the transaction wrote last, shared with later reads).
+   */
+  async viewEntity<S>(kind: EntityKind, id: string): Promise<Entity<S> | undefined> {
     const key = entityKey(kind, id);
     let entity = this.entities.get(key);
     if (entity === undefined) {
       entity = (await this.inner.getEntity(kind, id)) ?? null;
       this.entities.set(key, entity);
     }
-    return entity ? copyEntity<S>(entity) : undefined;
+    return (entity ?? undefined) as Entity<S> | undefined;
   }
 
-  async findEntities<S>(kind: EntityKind, by: By): Promise<Entity<S>[]> {
+  /** `findEntities` without the copies, for callers that only read (see `viewEntity`). */
+  async viewEntities<S>(kind: EntityKind, by: By): Promise<Entity<S>[]> {
     const key = listKey(kind, by.team, by.parent);
     let ids = this.lists.get(key);
     if (!ids && by.parent !== undefined && this.newIds.has(by.parent) && !this.unsettled.has(kind)) {
@@ -159,7 +190,7 @@ export class CachedTx implements WriteTx {
       ids.push(...this.pendingNew(kind, by, listed));
       this.lists.set(key, ids);
     }
-    return ids.map((id) => copyEntity<S>(this.entities.get(entityKey(kind, id)) as Entity<unknown>));
+    return ids.map((id) => this.entities.get(entityKey(kind, id)) as Entity<S>);
   }
 
   /** Ids of the pending new entities of a kind that a list query `by` matches, in first-write order. */
