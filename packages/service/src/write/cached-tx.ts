@@ -99,6 +99,14 @@ export class CachedTx implements WriteTx {
   private readonly pendingDeletes = new Map<string, { kind: EntityKind; id: string }>();
   /** Pending entities the store does not have yet: a list query appends them after the store's rows. */
   private readonly newEntities = new Set<string>();
+  /**
+   * Keys of `newEntities` in the order they became new, by kind and by kind and parent, so a list query
+   * looks at the new entities it could match, not at every pending one. A key deleted since stays listed
+   * (`newEntities` no longer has it); a new entity moved since makes its kind unsettled, and a query of an
+   * unsettled kind writes the pending entities first.
+   */
+  private readonly newOfKind = new Map<string, string[]>();
+  private readonly newOfParent = new Map<string, string[]>();
   /** Ids of `newEntities`: no stored row names one of them as its parent (a parent must exist first). */
   private readonly newIds = new Set<string>();
   /** Kinds with a pending entity whose lists the store cannot tell (moved, or written without a read). */
@@ -196,8 +204,11 @@ export class CachedTx implements WriteTx {
   /** Ids of the pending new entities of a kind that a list query `by` matches, in first-write order. */
   private pendingNew(kind: EntityKind, by: By, listed: ReadonlySet<string>): string[] {
     const ids: string[] = [];
-    for (const [k, entity] of this.pendingEntities) {
-      if (entity.kind !== kind || listed.has(k) || !this.newEntities.has(k)) continue;
+    const candidates =
+      by.parent === undefined ? this.newOfKind.get(kind) : this.newOfParent.get(listKey(kind, undefined, by.parent));
+    for (const k of candidates ?? []) {
+      const entity = this.pendingEntities.get(k);
+      if (!entity || listed.has(k) || !this.newEntities.has(k)) continue;
       if (by.team !== undefined && entity.team !== by.team) continue;
       if (by.parent !== undefined && entity.parent !== by.parent) continue;
       ids.push(entity.id);
@@ -246,6 +257,8 @@ export class CachedTx implements WriteTx {
         this.unsettled.add(entity.kind);
       } else if (before === null) {
         this.newEntities.add(key);
+        appendTo(this.newOfKind, entity.kind, key);
+        if (after.parent !== null) appendTo(this.newOfParent, listKey(entity.kind, undefined, after.parent), key);
         this.newIds.add(entity.id);
       } else if (before === undefined || before.team !== after.team || before.parent !== after.parent) {
         this.unsettled.add(entity.kind);
@@ -422,6 +435,8 @@ export class CachedTx implements WriteTx {
     this.pendingDeletes.clear();
     this.pendingEntities.clear();
     this.newEntities.clear();
+    this.newOfKind.clear();
+    this.newOfParent.clear();
     this.newIds.clear();
     this.unsettled.clear();
     return taken;
@@ -476,6 +491,12 @@ export class CachedTx implements WriteTx {
 }
 
 type Key<K> = { kind: K; id: string };
+
+function appendTo(map: Map<string, string[]>, key: string, value: string): void {
+  const values = map.get(key);
+  if (values) values.push(value);
+  else map.set(key, [value]);
+}
 
 function unique<K extends string>(keys: readonly Key<K>[]): Key<K>[] {
   const seen = new Map<string, Key<K>>();
