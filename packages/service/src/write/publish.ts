@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js';
-import { iso } from '../clock.js';
+import { iso as isoOf } from '../clock.js';
 import { FEED_KINDS, type FeedKind, type RecordKind, type RemovalReason } from '../schemas/enums.js';
 import type { RecordOf } from '../schemas/records.js';
 import type { RecordRow, WriteTx } from '../store/store.js';
@@ -91,6 +91,17 @@ function storedUpdatedAt(json: string): string | undefined {
   if (at < 0) return undefined;
   const start = at + key.length;
   return json.slice(start, json.indexOf('"', start));
+}
+
+let lastMs = Number.NaN;
+let lastIso = '';
+/** `iso`, remembering the last answer: the records an event writes mostly share one clock reading. */
+function iso(ms: number): string {
+  if (ms !== lastMs) {
+    lastIso = isoOf(ms);
+    lastMs = ms;
+  }
+  return lastIso;
 }
 
 /** The operations hand in their context's cached transaction; any other caller gets a fresh cache. */
