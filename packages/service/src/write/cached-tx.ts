@@ -91,6 +91,8 @@ export class CachedTx implements WriteTx {
   private readonly entities = new Map<string, Entity<unknown> | null>();
   /** Ids of a `findEntities` answer, in the store's order; every id listed has its entity cached. */
   private readonly lists = new Map<string, string[]>();
+  /** Kinds with a cached list: a write of any other kind has no list to keep up to date. */
+  private readonly listedKinds = new Set<EntityKind>();
   private readonly records = new Map<string, RecordMemo | null>();
   private readonly generations = new Map<EntityKind, number>();
   /** Entities to write, in first-write order. */
@@ -179,6 +181,7 @@ export class CachedTx implements WriteTx {
       // The parent is new in this transaction: only entities written here can name it.
       ids = this.pendingNew(kind, by, new Set());
       this.lists.set(key, ids);
+      this.listedKinds.add(kind);
     }
     if (!ids) {
       if (this.unsettled.has(kind)) await this.flushEntities();
@@ -197,6 +200,7 @@ export class CachedTx implements WriteTx {
       }
       ids.push(...this.pendingNew(kind, by, listed));
       this.lists.set(key, ids);
+      this.listedKinds.add(kind);
     }
     return ids.map((id) => this.entities.get(entityKey(kind, id)) as Entity<S>);
   }
@@ -269,6 +273,7 @@ export class CachedTx implements WriteTx {
     }
     this.entities.set(key, after);
     this.bump(entity.kind);
+    if (!this.listedKinds.has(entity.kind)) return;
     const afterKeys = listKeysOf(entity.kind, after.team, after.parent);
     if (before) {
       for (const k of listKeysOf(entity.kind, before.team, before.parent)) {
@@ -297,7 +302,8 @@ export class CachedTx implements WriteTx {
     const before = this.entities.get(key);
     this.entities.set(key, null);
     this.bump(kind);
-    if (before) for (const k of listKeysOf(kind, before.team, before.parent)) this.dropFromList(k, id);
+    if (before && this.listedKinds.has(kind))
+      for (const k of listKeysOf(kind, before.team, before.parent)) this.dropFromList(k, id);
   }
 
   async getRecord(kind: RecordKind, id: string): Promise<StoredRecord | undefined> {
