@@ -91,10 +91,21 @@ function describe(error: unknown): string {
 /** A line of the apply pass: its event, or why it no longer validates. */
 type Entry = { line: number; event: CrmEvent } | { line: number; error: LineError };
 
+/** Up to a batch of events read in order, stopped early by the end of the input or by a line that no longer validates. */
+interface Batch {
+  events: CrmEvent[];
+  lines: number[];
+  error?: LineError;
+  end: boolean;
+  /** Settles when the batch is read; rejects when reading the input failed (`lines` then holds what was read). */
+  read: Promise<void>;
+}
+
 /**
  * Applies events in input order, in transactions of at most `batchSize` events. A batch the write side
  * refuses is rolled back whole and ingest stops; any other failure stops it too. Either way the result
- * says which batches were committed before it.
+ * says which batches were committed before it. The next batch is read (and its lines checked) while the
+ * current one is written, so that work fills the time spent waiting for the database.
  */
 async function applyEntries(
   entries: AsyncIterable<Entry> | Iterable<Entry>,
@@ -104,45 +115,72 @@ async function applyEntries(
   const batchSize = deps.batchSize ?? DEFAULT_INGEST_BATCH;
   const crm = new Crm(deps.store, deps.clock);
   const done: Committed = { events: 0, batches: 0, appliedThroughLine: 0 };
-  let lines = 0;
-  let batch: CrmEvent[] = [];
-  let batchLines: number[] = [];
-  const pending = (): LineRange | undefined =>
-    batchLines.length === 0 ? undefined : { firstLine: batchLines[0]!, lastLine: batchLines[batchLines.length - 1]! };
-  const flush = async (): Promise<void> => {
-    if (batch.length === 0) return;
-    await crm.applyBatch(batch);
-    done.events += batch.length;
-    done.batches += 1;
-    done.appliedThroughLine = batchLines[batchLines.length - 1]!;
-    batch = [];
-    batchLines = [];
-    if (deps.onProgress) {
-      deps.onProgress({ phase: 'applying', events: done.events, total });
-      // SQLite commits synchronously: give a progress timer (and Ctrl+C) a turn between batches.
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-  };
-  try {
-    for await (const entry of entries) {
-      if ('error' in entry) {
-        const { line, field, message } = entry.error;
-        return { outcome: 'failed', ...done, rejected: pending(), line, message: `field ${field} ${message}` };
+  const input = (async function* () {
+    yield* entries;
+  })();
+  const readBatch = (): Batch => {
+    const batch: Batch = { events: [], lines: [], end: false, read: Promise.resolve() };
+    batch.read = (async () => {
+      while (batch.events.length < batchSize) {
+        const next = await input.next();
+        if (next.done) {
+          batch.end = true;
+          return;
+        }
+        if ('error' in next.value) {
+          batch.error = next.value.error;
+          return;
+        }
+        batch.events.push(next.value.event);
+        batch.lines.push(next.value.line);
       }
-      batch.push(entry.event);
-      batchLines.push(entry.line);
-      lines += 1;
-      if (batch.length >= batchSize) await flush();
+    })();
+    // Awaited in its turn; a failure while the batch before is written is reported after that one.
+    batch.read.catch(() => undefined);
+    return batch;
+  };
+  const range = (batch: Batch): LineRange | undefined =>
+    batch.lines.length === 0
+      ? undefined
+      : { firstLine: batch.lines[0]!, lastLine: batch.lines[batch.lines.length - 1]! };
+  let lines = 0;
+  let current = readBatch();
+  let ahead: Batch | undefined;
+  try {
+    for (;;) {
+      await current.read;
+      if (current.error) {
+        const { line, field, message } = current.error;
+        return { outcome: 'failed', ...done, rejected: range(current), line, message: `field ${field} ${message}` };
+      }
+      if (current.events.length === 0) break;
+      ahead = current.end ? undefined : readBatch();
+      await crm.applyBatch(current.events);
+      done.events += current.events.length;
+      done.batches += 1;
+      done.appliedThroughLine = current.lines[current.lines.length - 1]!;
+      lines += current.events.length;
+      if (deps.onProgress) {
+        deps.onProgress({ phase: 'applying', events: done.events, total });
+        // SQLite commits synchronously: give a progress timer (and Ctrl+C) a turn between batches.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      if (!ahead) break;
+      current = ahead;
+      ahead = undefined;
     }
-    await flush();
   } catch (error) {
     if (error instanceof WriteError) {
-      const line = error.index === undefined ? undefined : batchLines[error.index];
+      const line = error.index === undefined ? undefined : current.lines[error.index];
       // The write side prefixes "event N: " (its index in the batch); the line number says it better.
       const message = error.message.replace(/^event \d+: /, '');
-      return { outcome: 'write_failed', ...done, rejected: pending()!, line, message };
+      return { outcome: 'write_failed', ...done, rejected: range(current)!, line, message };
     }
-    return { outcome: 'failed', ...done, rejected: pending(), line: undefined, message: describe(error) };
+    return { outcome: 'failed', ...done, rejected: range(current), line: undefined, message: describe(error) };
+  } finally {
+    // Stopped early: let the batch read ahead settle, then close the input (a file is closed).
+    await ahead?.read.catch(() => undefined);
+    await input.return(undefined);
   }
   return { outcome: 'applied', lines, events: done.events, batches: done.batches };
 }

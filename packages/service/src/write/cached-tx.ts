@@ -48,12 +48,29 @@ function copy<T>(value: T): T {
   return out as T;
 }
 
+/**
+ * State fields whose value is only ever replaced whole, never changed in place (a lead's original
+ * capture is frozen at creation): copies share them. It is the largest part of a lead's state.
+ */
+const REPLACED_WHOLE = 'originalCapture';
+
+/** A copy of an entity's state (plain JSON), sharing what is only replaced whole. */
+function copyState(state: unknown): unknown {
+  if (state === null || typeof state !== 'object' || Array.isArray(state)) return copy(state);
+  const out: Record<string, unknown> = {};
+  for (const key in state) {
+    const value = (state as Record<string, unknown>)[key];
+    out[key] = key === REPLACED_WHOLE ? value : copy(value);
+  }
+  return out;
+}
+
 const copyEntity = <S>(e: Entity<unknown>): Entity<S> => ({
   kind: e.kind,
   id: e.id,
   team: e.team,
   parent: e.parent,
-  state: copy(e.state) as S,
+  state: copyState(e.state) as S,
 });
 
 const entityKey = (kind: string, id: string) => `${kind}\u0000${id}`;
@@ -74,6 +91,8 @@ export class CachedTx implements WriteTx {
   private readonly entities = new Map<string, Entity<unknown> | null>();
   /** Ids of a `findEntities` answer, in the store's order; every id listed has its entity cached. */
   private readonly lists = new Map<string, string[]>();
+  /** Kinds with a cached list: a write of any other kind has no list to keep up to date. */
+  private readonly listedKinds = new Set<EntityKind>();
   private readonly records = new Map<string, RecordMemo | null>();
   private readonly generations = new Map<EntityKind, number>();
   /** Entities to write, in first-write order. */
@@ -82,6 +101,14 @@ export class CachedTx implements WriteTx {
   private readonly pendingDeletes = new Map<string, { kind: EntityKind; id: string }>();
   /** Pending entities the store does not have yet: a list query appends them after the store's rows. */
   private readonly newEntities = new Set<string>();
+  /**
+   * Keys of `newEntities` in the order they became new, by kind and by kind and parent, so a list query
+   * looks at the new entities it could match, not at every pending one. A key deleted since stays listed
+   * (`newEntities` no longer has it); a new entity moved since makes its kind unsettled, and a query of an
+   * unsettled kind writes the pending entities first.
+   */
+  private readonly newOfKind = new Map<string, string[]>();
+  private readonly newOfParent = new Map<string, string[]>();
   /** Ids of `newEntities`: no stored row names one of them as its parent (a parent must exist first). */
   private readonly newIds = new Set<string>();
   /** Kinds with a pending entity whose lists the store cannot tell (moved, or written without a read). */
@@ -92,6 +119,10 @@ export class CachedTx implements WriteTx {
   private readonly pendingRemovals = new Map<string, RecordRemoval>();
   private readonly pendingPurges = new Map<string, { kind: FeedKind; id: string }>();
   private pendingFeed: FeedRow[] = [];
+  /** Pending feed entries by record, so a purge finds its entries without a scan of every pending one. */
+  private readonly pendingFeedOf = new Map<string, FeedRow[]>();
+  /** Pending feed entries purged since: dropped from `pendingFeed` in one pass when it is next read. */
+  private readonly purgedFeed = new Set<FeedRow>();
   /** The last position handed out per team (from its head, locked once per transaction). */
   private readonly heads = new Map<string, number>();
 
@@ -106,10 +137,11 @@ export class CachedTx implements WriteTx {
       ...this.takeEntities(),
       ...this.takeRecords(),
       purgeFeed: [...this.pendingPurges.values()],
-      appendFeed: this.pendingFeed,
+      appendFeed: this.liveFeed(),
     };
     this.pendingPurges.clear();
     this.pendingFeed = [];
+    this.pendingFeedOf.clear();
     await this.apply(writes);
   }
 
@@ -119,22 +151,37 @@ export class CachedTx implements WriteTx {
   }
 
   async getEntity<S>(kind: EntityKind, id: string): Promise<Entity<S> | undefined> {
+    const entity = await this.viewEntity(kind, id);
+    return entity ? copyEntity<S>(entity) : undefined;
+  }
+
+  async findEntities<S>(kind: EntityKind, by: By): Promise<Entity<S>[]> {
+    return (await this.viewEntities<S>(kind, by)).map((e) => copyEntity<S>(e));
+  }
+
+  /**
+   * The entity as cached, not a copy: for callers that only read it (projections), which must not
+   * change it (what they read is what the transaction wrote last, shared with later reads).
+   */
+  async viewEntity<S>(kind: EntityKind, id: string): Promise<Entity<S> | undefined> {
     const key = entityKey(kind, id);
     let entity = this.entities.get(key);
     if (entity === undefined) {
       entity = (await this.inner.getEntity(kind, id)) ?? null;
       this.entities.set(key, entity);
     }
-    return entity ? copyEntity<S>(entity) : undefined;
+    return (entity ?? undefined) as Entity<S> | undefined;
   }
 
-  async findEntities<S>(kind: EntityKind, by: By): Promise<Entity<S>[]> {
+  /** `findEntities` without the copies, for callers that only read (see `viewEntity`). */
+  async viewEntities<S>(kind: EntityKind, by: By): Promise<Entity<S>[]> {
     const key = listKey(kind, by.team, by.parent);
     let ids = this.lists.get(key);
     if (!ids && by.parent !== undefined && this.newIds.has(by.parent) && !this.unsettled.has(kind)) {
       // The parent is new in this transaction: only entities written here can name it.
       ids = this.pendingNew(kind, by, new Set());
       this.lists.set(key, ids);
+      this.listedKinds.add(kind);
     }
     if (!ids) {
       if (this.unsettled.has(kind)) await this.flushEntities();
@@ -153,15 +200,19 @@ export class CachedTx implements WriteTx {
       }
       ids.push(...this.pendingNew(kind, by, listed));
       this.lists.set(key, ids);
+      this.listedKinds.add(kind);
     }
-    return ids.map((id) => copyEntity<S>(this.entities.get(entityKey(kind, id)) as Entity<unknown>));
+    return ids.map((id) => this.entities.get(entityKey(kind, id)) as Entity<S>);
   }
 
   /** Ids of the pending new entities of a kind that a list query `by` matches, in first-write order. */
   private pendingNew(kind: EntityKind, by: By, listed: ReadonlySet<string>): string[] {
     const ids: string[] = [];
-    for (const [k, entity] of this.pendingEntities) {
-      if (entity.kind !== kind || listed.has(k) || !this.newEntities.has(k)) continue;
+    const candidates =
+      by.parent === undefined ? this.newOfKind.get(kind) : this.newOfParent.get(listKey(kind, undefined, by.parent));
+    for (const k of candidates ?? []) {
+      const entity = this.pendingEntities.get(k);
+      if (!entity || listed.has(k) || !this.newEntities.has(k)) continue;
       if (by.team !== undefined && entity.team !== by.team) continue;
       if (by.parent !== undefined && entity.parent !== by.parent) continue;
       ids.push(entity.id);
@@ -210,6 +261,8 @@ export class CachedTx implements WriteTx {
         this.unsettled.add(entity.kind);
       } else if (before === null) {
         this.newEntities.add(key);
+        appendTo(this.newOfKind, entity.kind, key);
+        if (after.parent !== null) appendTo(this.newOfParent, listKey(entity.kind, undefined, after.parent), key);
         this.newIds.add(entity.id);
       } else if (before === undefined || before.team !== after.team || before.parent !== after.parent) {
         this.unsettled.add(entity.kind);
@@ -220,6 +273,7 @@ export class CachedTx implements WriteTx {
     }
     this.entities.set(key, after);
     this.bump(entity.kind);
+    if (!this.listedKinds.has(entity.kind)) return;
     const afterKeys = listKeysOf(entity.kind, after.team, after.parent);
     if (before) {
       for (const k of listKeysOf(entity.kind, before.team, before.parent)) {
@@ -248,7 +302,8 @@ export class CachedTx implements WriteTx {
     const before = this.entities.get(key);
     this.entities.set(key, null);
     this.bump(kind);
-    if (before) for (const k of listKeysOf(kind, before.team, before.parent)) this.dropFromList(k, id);
+    if (before && this.listedKinds.has(kind))
+      for (const k of listKeysOf(kind, before.team, before.parent)) this.dropFromList(k, id);
   }
 
   async getRecord(kind: RecordKind, id: string): Promise<StoredRecord | undefined> {
@@ -298,15 +353,22 @@ export class CachedTx implements WriteTx {
     if (!this.deferWrites) return this.inner.appendFeed(entry);
     const pos = (this.heads.get(entry.team) ?? (await this.inner.lockFeedHead(entry.team))) + 1;
     this.heads.set(entry.team, pos);
-    this.pendingFeed.push({ ...entry, pos });
+    const row = { ...entry, pos };
+    this.pendingFeed.push(row);
+    const key = entityKey(entry.kind, entry.id);
+    const rows = this.pendingFeedOf.get(key);
+    if (rows) rows.push(row);
+    else this.pendingFeedOf.set(key, [row]);
     return pos;
   }
 
   async purgeFeed(kind: FeedKind, id: string): Promise<void> {
     if (!this.deferWrites) return this.inner.purgeFeed(kind, id);
     // Entries this transaction appended are dropped here; the store deletes the older ones.
-    this.pendingFeed = this.pendingFeed.filter((e) => e.kind !== kind || e.id !== id);
-    this.pendingPurges.set(entityKey(kind, id), { kind, id });
+    const key = entityKey(kind, id);
+    for (const row of this.pendingFeedOf.get(key) ?? []) this.purgedFeed.add(row);
+    this.pendingFeedOf.delete(key);
+    this.pendingPurges.set(key, { kind, id });
   }
 
   /**
@@ -318,8 +380,9 @@ export class CachedTx implements WriteTx {
     const later = new Set<string>();
     const verdicts = new Map<string, boolean>();
     const kept: FeedRow[] = [];
-    for (let i = this.pendingFeed.length - 1; i >= 0; i--) {
-      const entry = this.pendingFeed[i] as FeedRow;
+    const pending = this.liveFeed();
+    for (let i = pending.length - 1; i >= 0; i--) {
+      const entry = pending[i] as FeedRow;
       const key = entityKey(entry.kind, entry.id);
       const superseded = later.has(key) && entry.removed === null;
       later.add(key);
@@ -329,6 +392,7 @@ export class CachedTx implements WriteTx {
           verdict = await unread(entry.team);
           verdicts.set(entry.team, verdict);
         }
+        // A later purge of a dropped entry finds nothing to drop: harmless.
         if (verdict) continue;
       }
       kept.push(entry);
@@ -377,6 +441,8 @@ export class CachedTx implements WriteTx {
     this.pendingDeletes.clear();
     this.pendingEntities.clear();
     this.newEntities.clear();
+    this.newOfKind.clear();
+    this.newOfParent.clear();
     this.newIds.clear();
     this.unsettled.clear();
     return taken;
@@ -410,6 +476,15 @@ export class CachedTx implements WriteTx {
     if (!empty) await this.inner.applyWrites(writes);
   }
 
+  /** The pending feed entries without the purged ones. */
+  private liveFeed(): FeedRow[] {
+    if (this.purgedFeed.size > 0) {
+      this.pendingFeed = this.pendingFeed.filter((row) => !this.purgedFeed.has(row));
+      this.purgedFeed.clear();
+    }
+    return this.pendingFeed;
+  }
+
   private bump(kind: EntityKind): void {
     this.generations.set(kind, this.generation(kind) + 1);
   }
@@ -422,6 +497,12 @@ export class CachedTx implements WriteTx {
 }
 
 type Key<K> = { kind: K; id: string };
+
+function appendTo(map: Map<string, string[]>, key: string, value: string): void {
+  const values = map.get(key);
+  if (values) values.push(value);
+  else map.set(key, [value]);
+}
 
 function unique<K extends string>(keys: readonly Key<K>[]): Key<K>[] {
   const seen = new Map<string, Key<K>>();

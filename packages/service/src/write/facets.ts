@@ -7,7 +7,7 @@ import { PENDING, type Projection, publish } from './publish.js';
 import type { CallState, ConversationState, LeadState, MessageState, SubmissionState } from './types.js';
 
 // The two lead facets. Each has its own version, so a new message changes the response facet and
-// never the lead.
+// never the lead. They only read what they list, so they take the cached entities without copies.
 
 type Named = { id?: string | null; name?: string | null } | undefined;
 const provenanced = (value: string | null | undefined) => ({
@@ -69,7 +69,7 @@ function newestSubmission(subs: Entity<SubmissionState>[]): Entity<SubmissionSta
 
 export async function publishAttribution(ctx: WriteContext, lead: Entity<LeadState>): Promise<boolean> {
   const team = lead.team as string;
-  const latest = newestSubmission(await ctx.tx.findEntities<SubmissionState>('submission', { parent: lead.id }))?.state;
+  const latest = newestSubmission(await ctx.tx.viewEntities<SubmissionState>('submission', { parent: lead.id }))?.state;
   const group = (g: { id: string | null; name: string | null } | null) => (g ? { id: g.id, name: g.name } : null);
   const projection: Projection<'lead_attribution'> = {
     id: lead.id,
@@ -102,10 +102,10 @@ const CHANNELS_WITH_DELIVERY_DATA = new Set(['whatsapp']);
 
 export async function publishResponse(ctx: WriteContext, lead: Entity<LeadState>): Promise<boolean> {
   const team = lead.team as string;
-  const conversations = await ctx.tx.findEntities<ConversationState>('conversation', { parent: lead.id });
+  const conversations = await ctx.tx.viewEntities<ConversationState>('conversation', { parent: lead.id });
   const messages: { m: MessageState; channel: string }[] = [];
   for (const c of conversations) {
-    for (const m of await ctx.tx.findEntities<MessageState>('message', { parent: c.id })) {
+    for (const m of await ctx.tx.viewEntities<MessageState>('message', { parent: c.id })) {
       messages.push({ m: m.state, channel: c.state.channel });
     }
   }
@@ -130,7 +130,7 @@ export async function publishResponse(ctx: WriteContext, lead: Entity<LeadState>
     if (!m.imported && (m.purpose === 'reply' || m.purpose === null)) lastReply = max(lastReply, m.at);
   }
 
-  const calls = await ctx.tx.findEntities<CallState>('call', { parent: lead.id });
+  const calls = await ctx.tx.viewEntities<CallState>('call', { parent: lead.id });
   let lastAnsweredCall: string | null = null;
   for (const call of calls) {
     const { outcome } = callOutcome(call.state, ctx.options.answeredCallFloorSeconds);
@@ -179,6 +179,6 @@ export async function publishFacets(
 /** Republishes the response facet of a lead when there is one (calls and conversations may be unlinked). */
 export async function refreshResponse(ctx: WriteContext, leadId: string | null): Promise<void> {
   if (leadId === null) return;
-  const lead = await ctx.tx.getEntity<LeadState>('lead', leadId);
+  const lead = await ctx.tx.viewEntity<LeadState>('lead', leadId);
   if (lead) await publishResponse(ctx, lead);
 }

@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js';
-import { iso } from '../clock.js';
+import { iso as isoOf } from '../clock.js';
 import { FEED_KINDS, type FeedKind, type RecordKind, type RemovalReason } from '../schemas/enums.js';
 import type { RecordOf } from '../schemas/records.js';
 import type { RecordRow, WriteTx } from '../store/store.js';
@@ -28,17 +28,46 @@ type ListedKind = Exclude<RecordKind, FeedKind>;
 
 const SLOT = '"version":-1,"updated_at":""';
 
+/** The projection's JSON around the `version` and `updated_at` slot, compared and filled without rebuilding it. */
+interface Serialized {
+  /** The stored JSON of this projection at a version and time. */
+  json(version: number, updatedAt: string): string;
+  /** Whether `json` is what `json(version, updatedAt)` would give. */
+  matches(json: string, version: number, updatedAt: string): boolean;
+}
+
 /**
  * The projection serialized once with a slot for `version` and `updated_at` (adjacent in every
  * projection), so comparing with the stored JSON and writing the new version cost one `JSON.stringify`.
+ * The projection is the caller's fresh object: its placeholders are overwritten in place (same key order).
  */
-function serializer(projection: Projection<FeedKind>): (version: number, updatedAt: string) => string {
-  const template = JSON.stringify({ ...projection, version: -1, updated_at: '' });
+function serializer(projection: Projection<FeedKind>): Serialized {
+  projection.version = -1;
+  projection.updated_at = '';
+  const template = JSON.stringify(projection);
   const at = template.indexOf(SLOT);
-  if (at < 0) return (version, updatedAt) => JSON.stringify({ ...projection, version, updated_at: updatedAt });
+  if (at < 0) {
+    const json = (version: number, updatedAt: string) =>
+      JSON.stringify({ ...projection, version, updated_at: updatedAt });
+    return { json, matches: (stored, version, updatedAt) => json(version, updatedAt) === stored };
+  }
   const head = template.slice(0, at);
   const tail = template.slice(at + SLOT.length);
-  return (version, updatedAt) => `${head}"version":${version},"updated_at":${JSON.stringify(updatedAt)}${tail}`;
+  const middle = (version: number, updatedAt: string) =>
+    `"version":${version},"updated_at":${JSON.stringify(updatedAt)}`;
+  return {
+    json: (version, updatedAt) => `${head}${middle(version, updatedAt)}${tail}`,
+    // Lengths and the fixed ends first: a changed projection mostly differs there, without a new string.
+    matches: (stored, version, updatedAt) => {
+      const mid = middle(version, updatedAt);
+      return (
+        stored.length === head.length + mid.length + tail.length &&
+        stored.startsWith(head) &&
+        stored.endsWith(tail) &&
+        stored.startsWith(mid, head.length)
+      );
+    },
+  };
 }
 
 /**
@@ -46,9 +75,9 @@ function serializer(projection: Projection<FeedKind>): (version: number, updated
  * `JSON.stringify` made of a projection (same key order), so comparing strings is comparing the
  * exported fields, without parsing the stored record.
  */
-function sameExported(stored: RecordMemo & { json: string }, serialize: ReturnType<typeof serializer>): boolean {
-  const updatedAt = stored.updatedAt ?? storedUpdatedAt(stored.json);
-  return updatedAt !== undefined && serialize(stored.version, updatedAt) === stored.json;
+function sameExported(stored: RecordMemo, json: string, serialized: Serialized): boolean {
+  const updatedAt = stored.updatedAt ?? storedUpdatedAt(json);
+  return updatedAt !== undefined && serialized.matches(json, stored.version, updatedAt);
 }
 
 /**
@@ -62,6 +91,17 @@ function storedUpdatedAt(json: string): string | undefined {
   if (at < 0) return undefined;
   const start = at + key.length;
   return json.slice(start, json.indexOf('"', start));
+}
+
+let lastMs = Number.NaN;
+let lastIso = '';
+/** `iso`, remembering the last answer: the records an event writes mostly share one clock reading. */
+function iso(ms: number): string {
+  if (ms !== lastMs) {
+    lastIso = isoOf(ms);
+    lastMs = ms;
+  }
+  return lastIso;
 }
 
 /** The operations hand in their context's cached transaction; any other caller gets a fresh cache. */
@@ -104,12 +144,12 @@ export async function publish<K extends FeedKind>(
 ): Promise<boolean> {
   const existing = await cached(tx).current(kind, id);
   if (existing?.removed) throw new WriteError(`${kind} ${id} was removed; a record that comes back needs a new id`);
-  const serialize = serializer(projection);
-  if (existing?.json && sameExported({ ...existing, json: existing.json }, serialize)) return false;
+  const serialized = serializer(projection);
+  if (existing?.json && sameExported(existing, existing.json, serialized)) return false;
   const now = clock.now();
   const at = iso(now);
   const version = (existing?.version ?? 0) + 1;
-  const json = serialize(version, at);
+  const json = serialized.json(version, at);
   await tx.putRecord(row(kind, id, team, version, at, json, filters));
   await tx.appendFeed({ team, kind, id, version, recordedAt: now, body: json, removed: null });
   return true;

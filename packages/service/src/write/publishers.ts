@@ -185,7 +185,7 @@ export async function publishConversation(ctx: WriteContext, conv: Entity<Conver
   let inbound = 0;
   let outbound = 0;
   // A failed message never reached anyone: it is not counted and moves no timestamp.
-  for (const m of await ctx.tx.findEntities<MessageState>('message', { parent: conv.id })) {
+  for (const m of await ctx.tx.viewEntities<MessageState>('message', { parent: conv.id })) {
     if (m.state.direction === 'inbound') {
       inbound += 1;
       lastInbound = latest(lastInbound, m.state.at);

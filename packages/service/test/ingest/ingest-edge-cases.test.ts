@@ -95,6 +95,50 @@ describeEachBackend('ingest edge cases', (makeStore) => {
     expect(await store.getRecord('lead', 'lead_ok')).toBeUndefined();
   });
 
+  it('a line changed after validation is reported once the batches before it are committed, and nothing from its batch is applied', async () => {
+    const lines = [...VALID_EVENTS.slice(0, 4), lead('lead_ok'), lead('lead_changed')];
+    const path = file(ndjson(lines));
+    const changed = ndjson([...lines.slice(0, 5), { ...lead('lead_changed'), at: 'yesterday' }]);
+    const result = await ingestFile(path, {
+      store,
+      clock,
+      batchSize: 2,
+      // The last validation report comes just before the apply pass reads the file again.
+      onProgress: (p) => p.phase === 'validating' && writeFileSync(path, changed),
+    });
+    expect(result).toMatchObject({
+      outcome: 'failed',
+      events: 4,
+      batches: 2,
+      appliedThroughLine: 4,
+      rejected: { firstLine: 5, lastLine: 5 },
+      line: 6,
+      message: expect.stringContaining('field at'),
+    });
+    expect(await store.getRecord('lead', 'lead_ok')).toBeUndefined();
+  });
+
+  it('a batch refused while the next one is read ahead is what the report names, even when a line read ahead no longer validates', async () => {
+    await installFailingTrigger(store, 'lead_boom');
+    const lines = [...VALID_EVENTS.slice(0, 4), lead('lead_boom'), lead('lead_ok'), lead('lead_changed')];
+    const path = file(ndjson(lines));
+    const changed = ndjson([...lines.slice(0, 6), { ...lead('lead_changed'), at: 'yesterday' }]);
+    const result = await ingestFile(path, {
+      store,
+      clock,
+      batchSize: 2,
+      onProgress: (p) => p.phase === 'validating' && writeFileSync(path, changed),
+    });
+    expect(result).toMatchObject({
+      outcome: 'failed',
+      events: 4,
+      batches: 2,
+      appliedThroughLine: 4,
+      rejected: { firstLine: 5, lastLine: 6 },
+      message: expect.stringContaining('refused by a test trigger'),
+    });
+  });
+
   it('a failure reading the input keeps the report: nothing was committed', async () => {
     const result = await ingestFile(join(dir, 'no-such-file.ndjson'), { store, clock });
     expect(result).toMatchObject({ outcome: 'failed', events: 0, batches: 0, rejected: undefined });
