@@ -1,5 +1,4 @@
-import { POSTGRES_MIGRATIONS } from './postgres/migrations.js';
-import { SQLITE_MIGRATIONS } from './sqlite/migrations.js';
+import { POSTGRES_MIGRATIONS, SQLITE_MIGRATIONS } from './sql/migrations.js';
 import { SqliteStore } from './sqlite/sqlite-store.js';
 import { DatabaseMissingError, type Store } from './store.js';
 

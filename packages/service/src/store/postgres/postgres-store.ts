@@ -2,6 +2,7 @@ import { Kysely, type MigrationProvider, Migrator, PostgresDialect, sql } from '
 import type pg from 'pg';
 import type { RecordKind } from '../../schemas/enums.js';
 import { auditColumns, toAuditEntry } from '../audit-rows.js';
+import { POSTGRES_MIGRATIONS } from '../sql/migrations.js';
 import type {
   AuditEntry,
   AuditQuery,
@@ -23,7 +24,6 @@ import type {
 } from '../store.js';
 import { TRIM_BATCH_ROWS } from '../store.js';
 import { StoreUnavailableError, toStoreError } from '../unavailable.js';
-import { POSTGRES_MIGRATIONS } from './migrations.js';
 import { ClassifiedPool, listenedPool } from './pool.js';
 import { type Db, entitiesQuery, postgresWriteTx, rows, upsertMeta } from './postgres-write-tx.js';
 import { toEntity, toFeedRow, toPageRow, toStored } from './rows.js';

@@ -6,6 +6,7 @@ import { Kysely, type MigrationProvider, Migrator, SqliteDialect } from 'kysely'
 import { base62 } from '../../ids.js';
 import type { FeedKind, RecordKind, RemovalReason } from '../../schemas/enums.js';
 import { auditColumns, toAuditEntry } from '../audit-rows.js';
+import { SQLITE_MIGRATIONS } from '../sql/migrations.js';
 import type {
   AuditEntry,
   AuditQuery,
@@ -30,7 +31,6 @@ import type {
 } from '../store.js';
 import { borrowBodies, DatabaseMissingError, TRIM_BATCH_ROWS } from '../store.js';
 import { toStoreError } from '../unavailable.js';
-import { SQLITE_MIGRATIONS } from './migrations.js';
 
 export interface SqliteStoreOptions {
   /** A file path, or `:memory:` for a throw-away database (a temp file, so readers can share it). */
