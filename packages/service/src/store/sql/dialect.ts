@@ -39,6 +39,8 @@ const FRAGMENTS = {
   /** Rows whose address is among a subquery's: a TID scan on PostgreSQL (a join let it scan the table). */
   addressIn: ['rowid IN (', 'ctid = ANY(ARRAY('],
   addressInEnd: [')', '))'],
+  /** The items of a JSON array passed as one value, as rows (a list of ids in one prepared statement). */
+  jsonArrayItems: ['SELECT value FROM json_each(?)', 'SELECT json_array_elements_text(?::json)'],
   /** Whether the migrator's table exists (a database nothing was applied to has none). */
   migrationTable: [
     `SELECT 1 AS present FROM sqlite_master WHERE type = 'table' AND name = 'kysely_migration'`,

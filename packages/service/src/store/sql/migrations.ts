@@ -1,5 +1,5 @@
 import { type Kysely, type Migration, sql } from 'kysely';
-import { type Dialect, POSTGRES, SQLITE } from './dialect.js';
+import { type Backend, type Dialect, POSTGRES, SQLITE } from './dialect.js';
 
 // The versioned schema of both backends, applied in order by Kysely's migrator on every start. Names are
 // what each database records as applied: never renumber or rename one. Types come from the dialect
@@ -125,5 +125,17 @@ export function migrationsFor(d: Dialect): Record<string, Migration> {
   );
 }
 
-export const SQLITE_MIGRATIONS = migrationsFor(SQLITE);
-export const POSTGRES_MIGRATIONS = migrationsFor(POSTGRES);
+/** Each backend's migrations. */
+export const MIGRATIONS: Record<Backend, Record<string, Migration>> = {
+  sqlite: migrationsFor(SQLITE),
+  postgres: migrationsFor(POSTGRES),
+};
+
+/** Names of `migrations` not among the applied ones (rows of the migrator's table). */
+export function pendingOf(
+  migrations: Record<string, Migration>,
+  applied: readonly Record<string, unknown>[],
+): string[] {
+  const names = new Set(applied.map((row) => row.name));
+  return Object.keys(migrations).filter((name) => !names.has(name));
+}
