@@ -3,14 +3,11 @@ import type pg from 'pg';
 import { POSTGRES } from '../sql/dialect.js';
 import { auditColumns, type Row } from '../sql/rows.js';
 import { SqlStore } from '../sql/sql-store.js';
-import { statementsFor } from '../sql/statements.js';
 import type { AuditEntry, PoolUsage, Store, WriteTx } from '../store.js';
 import { StoreUnavailableError } from '../unavailable.js';
 import { ClassifiedPool, listenedPool } from './pool.js';
 import { type Db, postgresWriteTx } from './postgres-write-tx.js';
 import { SchemaPostgresDialect } from './schema-introspector.js';
-
-const SQL = statementsFor(POSTGRES);
 
 export interface PostgresStoreOptions {
   /** `postgres://user:password@host:port/database` */
@@ -153,11 +150,11 @@ export class PostgresStore extends SqlStore implements Store {
   };
 
   async setMeta(key: string, value: string): Promise<void> {
-    await this.query(SQL.putMeta, [key, value]);
+    await this.query(this.sql.putMeta, [key, value]);
   }
 
   async appendAudit(entry: AuditEntry): Promise<void> {
-    await this.query(SQL.appendAudit, auditColumns(entry));
+    await this.query(this.sql.appendAudit, auditColumns(entry));
   }
 
   poolUsage(): PoolUsage {

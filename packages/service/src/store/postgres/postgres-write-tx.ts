@@ -3,10 +3,13 @@ import type { FeedKind, RecordKind, RemovalReason } from '../../schemas/enums.js
 import { POSTGRES } from '../sql/dialect.js';
 import { asNumber, type Row, toEntity, toStored } from '../sql/rows.js';
 import {
+  type Column,
+  ENTITY_COLUMNS,
   ENTITY_UPSERT,
   entityLookup,
   entityLookupValues,
   FEED_COLUMNS,
+  names,
   RECORD_COLUMNS,
   RECORD_UPSERT,
   statementsFor,
@@ -43,6 +46,27 @@ async function rows(db: Db, query: RawBuilder<unknown>): Promise<Row[]> {
 async function run(db: Db, text: string, values: unknown[]): Promise<Row[]> {
   return (await db.executeQuery<Row>(CompiledQuery.raw(text, values))).rows;
 }
+
+/**
+ * Multi-row writes: each column passed as one typed array and unnested, so the statement text and its
+ * plan stay the same whatever the number of rows (PostgreSQL's way; SQLite runs a prepared statement per row).
+ */
+const arrayParams = <T>(columns: readonly Column<T>[]) =>
+  columns.map(([, , type], i) => `$${i + 1}::${type}[]`).join(', ');
+const arrays = <T>(columns: readonly Column<T>[], list: readonly T[]) =>
+  columns.map(([, field]) => list.map((row) => row[field] ?? null));
+
+/** Inserts or replaces rows in first-write order (their insertion and keyset order); `nulled`: a column written as null. */
+function unnestUpsert<T>(table: string, columns: readonly Column<T>[], upsert: string, nulled = ''): string {
+  const list = names(columns);
+  return `INSERT INTO ${table} (${list}${nulled && `, ${nulled}`})
+    SELECT ${list}${nulled && ', NULL'} FROM unnest(${arrayParams(columns)}) WITH ORDINALITY AS v(${list}, n)
+    ORDER BY n ${upsert}`;
+}
+const ENTITIES_PUT = unnestUpsert('entities', ENTITY_COLUMNS, ENTITY_UPSERT);
+/** A record written is live: `removed` is null. */
+const RECORDS_PUT = unnestUpsert('records', RECORD_COLUMNS, RECORD_UPSERT, 'removed');
+const FEED_INSERT = `INSERT INTO feed (${names(FEED_COLUMNS)}) SELECT * FROM unnest(${arrayParams(FEED_COLUMNS)})`;
 
 /** A statement and its values: a read `lockedRow` runs with or without its row lock. */
 type Statement = [text: string, values: unknown[]];
@@ -251,25 +275,12 @@ export function postgresWriteTx(trx: Db, schema: string): WriteTx {
           ${col(w.deleteEntities, 'id')}::text[]) AS d(kind, id) WHERE e.kind = d.kind AND e.id = d.id`.execute(trx);
       }
       if (w.putEntities.length > 0) {
-        const list = w.putEntities;
-        await sql`INSERT INTO entities (kind, id, team, parent, state)
-          SELECT kind, id, team, parent, state FROM unnest(${col(list, 'kind')}::text[], ${col(list, 'id')}::text[], ${col(list, 'team')}::text[],
-            ${col(list, 'parent')}::text[], ${list.map((e) => JSON.stringify(e.state))}::text[]) WITH ORDINALITY AS v(kind, id, team, parent, state, n)
-          ORDER BY n
-          ${sql.raw(ENTITY_UPSERT)}`.execute(trx);
+        const list = w.putEntities.map((e) => ({ ...e, state: JSON.stringify(e.state) }));
+        await run(trx, ENTITIES_PUT, arrays(ENTITY_COLUMNS, list));
       }
       if (w.putRecords.length > 0) {
-        const list = w.putRecords;
         if (w.supersede.length > 0) await keepSupersededBodies(w.supersede);
-        await sql`INSERT INTO records (${sql.raw(RECORD_COLUMNS)})
-          SELECT kind, id, team, lead, board, stage, status, email, phone, version, updated_at, json, NULL
-          FROM unnest(${col(list, 'kind')}::text[], ${col(list, 'id')}::text[], ${col(list, 'team')}::text[],
-            ${col(list, 'lead')}::text[], ${col(list, 'board')}::text[], ${col(list, 'stage')}::text[],
-            ${col(list, 'status')}::text[], ${col(list, 'email')}::text[], ${col(list, 'phone')}::text[],
-            ${col(list, 'version')}::integer[], ${col(list, 'updatedAt')}::text[], ${col(list, 'json')}::text[])
-            WITH ORDINALITY AS v(kind, id, team, lead, board, stage, status, email, phone, version, updated_at, json, n)
-          ORDER BY n
-          ${sql.raw(RECORD_UPSERT)}`.execute(trx);
+        await run(trx, RECORDS_PUT, arrays(RECORD_COLUMNS, w.putRecords));
       }
       if (w.removeRecords.length > 0) {
         const list = w.removeRecords;
@@ -286,10 +297,7 @@ export function postgresWriteTx(trx: Db, schema: string): WriteTx {
       if (w.appendFeed.length > 0) {
         const list = borrowBodies(w);
         for (const e of list) if (!lockedTeams.has(e.team)) throw new Error(`feed head of ${e.team} is not locked`);
-        await sql`INSERT INTO feed (${sql.raw(FEED_COLUMNS)})
-          SELECT * FROM unnest(${col(list, 'team')}::text[], ${col(list, 'pos')}::bigint[], ${col(list, 'kind')}::text[],
-            ${col(list, 'id')}::text[], ${col(list, 'version')}::integer[], ${col(list, 'recordedAt')}::bigint[],
-            ${col(list, 'body')}::text[], ${col(list, 'removed')}::text[])`.execute(trx);
+        await run(trx, FEED_INSERT, arrays(FEED_COLUMNS, list));
         const heads = new Map<string, number>();
         for (const e of list) heads.set(e.team, Math.max(e.pos, heads.get(e.team) ?? 0));
         await sql`UPDATE feed_heads h SET last_pos = greatest(h.last_pos, v.last_pos)

@@ -1,4 +1,4 @@
-import type { AuditQuery, ListFilter } from '../store.js';
+import type { AuditQuery, Entity, FeedRow, ListFilter, RecordRow } from '../store.js';
 import { type Dialect, numberedPlaceholders } from './dialect.js';
 
 // Every statement both backends run, written once with `?` placeholders; a difference between the
@@ -7,19 +7,79 @@ import { type Dialect, numberedPlaceholders } from './dialect.js';
 // text is one prepared statement per connection (better-sqlite3 statements on SQLite, named statements on
 // PostgreSQL). Values are passed in the order the `?` stand in.
 
-const ENTITY = 'SELECT kind, id, team, parent, state FROM entities';
 const RECORD = 'SELECT seq, kind, id, team, version, json, removed FROM records';
 const FILTERS = ['board', 'stage', 'status', 'lead'] as const;
 
-/** The columns an upsert replaces: every one but the key (and the keyset position, which a record keeps). */
-export const ENTITY_UPSERT =
-  'ON CONFLICT (kind, id) DO UPDATE SET team = excluded.team, parent = excluded.parent, state = excluded.state';
-export const RECORD_UPSERT = `ON CONFLICT (kind, id) DO UPDATE SET team = excluded.team, lead = excluded.lead, board = excluded.board,
-    stage = excluded.stage, status = excluded.status, email = excluded.email, phone = excluded.phone,
-    version = excluded.version, updated_at = excluded.updated_at, json = excluded.json, removed = NULL`;
-export const RECORD_COLUMNS =
-  'kind, id, team, lead, board, stage, status, email, phone, version, updated_at, json, removed';
-export const FEED_COLUMNS = 'team, pos, kind, id, version, recorded_at, body, removed';
+/**
+ * A written column: its name, the field of the row object its value comes from, and its PostgreSQL type
+ * (multi-row writes pass each column as one typed array). A new column of a table is one more line here.
+ */
+export type Column<T> = readonly [name: string, field: keyof T & string, arrayType: 'text' | 'integer' | 'bigint'];
+
+/** An entity as written: its state serialized. */
+export type EntityRow = Omit<Entity<unknown>, 'state'> & { state: string };
+
+export const ENTITY_COLUMNS: readonly Column<EntityRow>[] = [
+  ['kind', 'kind', 'text'],
+  ['id', 'id', 'text'],
+  ['team', 'team', 'text'],
+  ['parent', 'parent', 'text'],
+  ['state', 'state', 'text'],
+];
+export const RECORD_COLUMNS: readonly Column<RecordRow>[] = [
+  ['kind', 'kind', 'text'],
+  ['id', 'id', 'text'],
+  ['team', 'team', 'text'],
+  ['lead', 'lead', 'text'],
+  ['board', 'board', 'text'],
+  ['stage', 'stage', 'text'],
+  ['status', 'status', 'text'],
+  ['email', 'email', 'text'],
+  ['phone', 'phone', 'text'],
+  ['version', 'version', 'integer'],
+  ['updated_at', 'updatedAt', 'text'],
+  ['json', 'json', 'text'],
+];
+export const FEED_COLUMNS: readonly Column<FeedRow>[] = [
+  ['team', 'team', 'text'],
+  ['pos', 'pos', 'bigint'],
+  ['kind', 'kind', 'text'],
+  ['id', 'id', 'text'],
+  ['version', 'version', 'integer'],
+  ['recorded_at', 'recordedAt', 'bigint'],
+  ['body', 'body', 'text'],
+  ['removed', 'removed', 'text'],
+];
+
+/** The column names, comma separated. */
+export const names = <T>(columns: readonly Column<T>[]): string => columns.map(([name]) => name).join(', ');
+
+/** One row's values in column order (undefined is null). */
+export const valuesOf = <T>(columns: readonly Column<T>[], row: T): unknown[] =>
+  columns.map(([, field]) => row[field] ?? null);
+
+/** An entity's values in column order. */
+export const entityValues = (e: Entity<unknown>): unknown[] => [
+  e.kind,
+  e.id,
+  e.team,
+  e.parent,
+  JSON.stringify(e.state),
+];
+
+/** Insert or replace by (kind, id): every column but the key is replaced; a record keeps its keyset position and becomes live. */
+export const ENTITY_UPSERT = upsert(ENTITY_COLUMNS, '');
+export const RECORD_UPSERT = upsert(RECORD_COLUMNS, ', removed = NULL');
+function upsert<T>(columns: readonly Column<T>[], more: string): string {
+  const set = columns
+    .filter(([name]) => name !== 'kind' && name !== 'id')
+    .map(([name]) => `${name} = excluded.${name}`);
+  return `ON CONFLICT (kind, id) DO UPDATE SET ${set.join(', ')}${more}`;
+}
+
+const ENTITY = `SELECT ${names(ENTITY_COLUMNS)} FROM entities`;
+
+const marks = (n: number) => Array.from({ length: n }, () => '?').join(', ');
 
 /** Which of `findEntities`' conditions a query has: `team`, `parent`, both or neither. */
 export type EntityLookup = 'kind' | 'team' | 'parent' | 'both';
@@ -87,7 +147,9 @@ export function statementsFor(d: Dialect) {
     entityLocked: text(`${ENTITY} WHERE kind = ? AND id = ?${d.forUpdate}`),
     entities: variants(lookups, (by) => `${ENTITY} WHERE ${entityWhere[by]} ORDER BY ord`),
     entitiesLocked: variants(lookups, (by) => `${ENTITY} WHERE ${entityWhere[by]} ORDER BY ord${d.forUpdate}`),
-    putEntity: text(`INSERT INTO entities (kind, id, team, parent, state) VALUES (?, ?, ?, ?, ?) ${ENTITY_UPSERT}`),
+    putEntity: text(
+      `INSERT INTO entities (${names(ENTITY_COLUMNS)}) VALUES (${marks(ENTITY_COLUMNS.length)}) ${ENTITY_UPSERT}`,
+    ),
     deleteEntity: text('DELETE FROM entities WHERE kind = ? AND id = ?'),
 
     record: text(`${RECORD} WHERE kind = ? AND id = ?`),
@@ -95,7 +157,7 @@ export function statementsFor(d: Dialect) {
     /** Live records of a kind among ids passed as one JSON array. */
     liveRecords: text(`${RECORD} WHERE kind = ? AND id IN (${d.jsonArrayItems}) AND removed IS NULL`),
     putRecord: text(
-      `INSERT INTO records (${RECORD_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL) ${RECORD_UPSERT}`,
+      `INSERT INTO records (${names(RECORD_COLUMNS)}, removed) VALUES (${marks(RECORD_COLUMNS.length)}, NULL) ${RECORD_UPSERT}`,
     ),
     /** Before a record row is replaced: the entry of its version borrows its JSON and gets its own copy. */
     keepSupersededBody: text(
@@ -142,7 +204,7 @@ export function statementsFor(d: Dialect) {
     feedHeadTimes: text(
       'SELECT h.team AS team, f.recorded_at AS recorded_at FROM feed_heads h JOIN feed f ON f.team = h.team AND f.pos = h.last_pos',
     ),
-    insertFeed: text(`INSERT INTO feed (${FEED_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
+    insertFeed: text(`INSERT INTO feed (${names(FEED_COLUMNS)}) VALUES (${marks(FEED_COLUMNS.length)})`),
     /** Moves a team's head one on (creating it at 1) and returns it. */
     nextFeedPos: text(`INSERT INTO feed_heads AS h (team, last_pos) VALUES (?, 1)
       ON CONFLICT (team) DO UPDATE SET last_pos = h.last_pos + 1 RETURNING last_pos`),

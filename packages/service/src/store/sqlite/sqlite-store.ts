@@ -8,12 +8,20 @@ import type { FeedKind, RecordKind, RemovalReason } from '../../schemas/enums.js
 import { SQLITE } from '../sql/dialect.js';
 import { auditColumns, type Row, toEntity, toStored } from '../sql/rows.js';
 import { SqlStore } from '../sql/sql-store.js';
-import { entityLookup, entityLookupValues, statementsFor } from '../sql/statements.js';
+import {
+  entityLookup,
+  entityLookupValues,
+  entityValues,
+  FEED_COLUMNS,
+  RECORD_COLUMNS,
+  valuesOf,
+} from '../sql/statements.js';
 import type {
   AuditEntry,
   Entity,
   EntityKind,
   FeedEntry,
+  FeedRow,
   RecordRemoval,
   RecordRow,
   Store,
@@ -31,8 +39,6 @@ export interface SqliteStoreOptions {
 }
 
 type Stmt = Database.Statement<unknown[], Row>;
-
-const SQL = statementsFor(SQLITE);
 
 /**
  * better-sqlite3 12 aborts the process on Node 24 when a Database or Statement is garbage-collected
@@ -186,58 +192,56 @@ export class SqliteStore extends SqlStore implements Store {
   }
 
   private putEntityRow(e: Entity<unknown>): void {
-    this.w(SQL.putEntity).run(e.kind, e.id, e.team, e.parent, JSON.stringify(e.state));
+    this.w(this.sql.putEntity).run(...entityValues(e));
   }
 
   private keepSupersededBody(kind: RecordKind, id: string): void {
-    this.w(SQL.keepSupersededBody).run(kind, id, kind, id);
+    this.w(this.sql.keepSupersededBody).run(kind, id, kind, id);
   }
 
   private putRecordRow(r: RecordRow): void {
-    this.w(SQL.putRecord).run(
-      ...[r.kind, r.id, r.team, r.lead, r.board, r.stage, r.status, r.email, r.phone, r.version, r.updatedAt, r.json],
-    );
+    this.w(this.sql.putRecord).run(...valuesOf(RECORD_COLUMNS, r));
   }
 
   private removeRecordRow(r: RecordRemoval): void {
     if (r.reason === 'erased') this.scrubWal = true;
-    this.w(SQL.removeRecord).run(r.reason, r.version, r.at, r.kind, r.id);
+    this.w(this.sql.removeRecord).run(r.reason, r.version, r.at, r.kind, r.id);
   }
 
-  private insertFeedRow(e: FeedEntry, pos: number): void {
-    this.w(SQL.insertFeed).run(e.team, pos, e.kind, e.id, e.version, e.recordedAt, e.body, e.removed);
+  private insertFeedRow(e: FeedRow): void {
+    this.w(this.sql.insertFeed).run(...valuesOf(FEED_COLUMNS, e));
   }
 
   /** Buffered writes: SQLite runs in this process, so a cached statement per row costs no round trip. */
   private applyWrites(w: WriteSet): void {
-    const deleteEntity = this.w(SQL.deleteEntity);
+    const deleteEntity = this.w(this.sql.deleteEntity);
     for (const e of w.deleteEntities) deleteEntity.run(e.kind, e.id);
     for (const e of w.putEntities) this.putEntityRow(e);
     for (const r of w.supersede) this.keepSupersededBody(r.kind, r.id);
     for (const r of w.putRecords) this.putRecordRow(r);
     for (const r of w.removeRecords) this.removeRecordRow(r);
-    const purge = this.w(SQL.purgeFeed);
+    const purge = this.w(this.sql.purgeFeed);
     for (const p of w.purgeFeed) purge.run(p.kind, p.id);
     const heads = new Map<string, number>();
     for (const e of borrowBodies(w)) {
-      this.insertFeedRow(e, e.pos);
+      this.insertFeedRow(e);
       heads.set(e.team, Math.max(e.pos, heads.get(e.team) ?? 0));
     }
-    const head = this.w(SQL.raiseFeedHead);
+    const head = this.w(this.sql.raiseFeedHead);
     for (const [team, pos] of heads) head.run(team, pos);
   }
 
   private readonly tx: WriteTx = {
-    getEntity: async <S>(kind: EntityKind, id: string) => toEntity<S>(this.w(SQL.entity).get(kind, id)),
+    getEntity: async <S>(kind: EntityKind, id: string) => toEntity<S>(this.w(this.sql.entity).get(kind, id)),
     findEntities: async <S>(kind: EntityKind, by: { team?: string; parent?: string }) =>
-      this.w(SQL.entities[entityLookup(by)])
+      this.w(this.sql.entities[entityLookup(by)])
         .all(...entityLookupValues(kind, by))
         .map((row) => toEntity<S>(row) as Entity<S>),
     putEntity: async <S>(e: Entity<S>) => this.putEntityRow(e),
     deleteEntity: async (kind: EntityKind, id: string) => {
-      this.w(SQL.deleteEntity).run(kind, id);
+      this.w(this.sql.deleteEntity).run(kind, id);
     },
-    getRecord: async (kind: RecordKind, id: string) => toStored(this.w(SQL.record).get(kind, id)),
+    getRecord: async (kind: RecordKind, id: string) => toStored(this.w(this.sql.record).get(kind, id)),
     putRecord: async (r: RecordRow) => {
       this.keepSupersededBody(r.kind, r.id);
       this.putRecordRow(r);
@@ -245,20 +249,20 @@ export class SqliteStore extends SqlStore implements Store {
     removeRecord: async (kind: RecordKind, id: string, reason: RemovalReason, version: number, at: string) =>
       this.removeRecordRow({ kind, id, reason, version, at }),
     appendFeed: async (e: FeedEntry) => {
-      const head = this.w(SQL.nextFeedPos).get(e.team) as { last_pos: number };
-      this.insertFeedRow(e, head.last_pos);
+      const head = this.w(this.sql.nextFeedPos).get(e.team) as { last_pos: number };
+      this.insertFeedRow({ ...e, pos: head.last_pos });
       return head.last_pos;
     },
     purgeFeed: async (kind: FeedKind, id: string) => {
-      this.w(SQL.purgeFeed).run(kind, id);
+      this.w(this.sql.purgeFeed).run(kind, id);
     },
     // The writer connection is the only writer: the head read stays true until this transaction ends.
     lockFeedHead: async (team: string) =>
-      (this.w(SQL.feedHead).get(team) as { last_pos: number } | undefined)?.last_pos ?? 0,
+      (this.w(this.sql.feedHead).get(team) as { last_pos: number } | undefined)?.last_pos ?? 0,
     applyWrites: async (writes: WriteSet) => this.applyWrites(writes),
-    getMeta: async (key: string) => this.w(SQL.meta).get(key)?.value as string | undefined,
+    getMeta: async (key: string) => this.w(this.sql.meta).get(key)?.value as string | undefined,
     setMeta: async (key: string, value: string) => {
-      this.w(SQL.putMeta).run(key, value);
+      this.w(this.sql.putMeta).run(key, value);
     },
   };
 
@@ -279,7 +283,7 @@ export class SqliteStore extends SqlStore implements Store {
 
   async appendAudit(entry: AuditEntry): Promise<void> {
     await this.write(async () => {
-      this.w(SQL.appendAudit).run(...auditColumns(entry));
+      this.w(this.sql.appendAudit).run(...auditColumns(entry));
     });
   }
 
