@@ -16,18 +16,7 @@ import {
   RECORD_COLUMNS,
   valuesOf,
 } from '../sql/statements.js';
-import type {
-  AuditEntry,
-  Entity,
-  EntityKind,
-  FeedEntry,
-  FeedRow,
-  RecordRemoval,
-  RecordRow,
-  Store,
-  WriteSet,
-  WriteTx,
-} from '../store.js';
+import type { AuditEntry, Entity, EntityKind, FeedEntry, RecordRow, Store, WriteSet, WriteTx } from '../store.js';
 import { borrowBodies, DatabaseMissingError } from '../store.js';
 import { toStoreError } from '../unavailable.js';
 
@@ -203,12 +192,12 @@ export class SqliteStore extends SqlStore implements Store {
     this.w(this.sql.putRecord).run(...valuesOf(RECORD_COLUMNS, r));
   }
 
-  private removeRecordRow(r: RecordRemoval): void {
+  private removeRecordRow(r: WriteSet['removeRecords'][number]): void {
     if (r.reason === 'erased') this.scrubWal = true;
     this.w(this.sql.removeRecord).run(r.reason, r.version, r.at, r.kind, r.id);
   }
 
-  private insertFeedRow(e: FeedRow): void {
+  private insertFeedRow(e: WriteSet['appendFeed'][number]): void {
     this.w(this.sql.insertFeed).run(...valuesOf(FEED_COLUMNS, e));
   }
 
