@@ -1,7 +1,8 @@
 import type { FeedKind, RecordKind, RemovalReason } from '../schemas/enums.js';
 
-// The storage boundary. Only store/<backend>/ speaks SQL or imports a database driver; everything
-// above works through these members. Every member is async so PostgreSQL can implement it as is.
+// The storage boundary. Only store/ speaks SQL (store/sql/ what both backends share) and only
+// store/<backend>/ imports a database driver; everything above works through these members, which are
+// what the service calls. Every member is async so PostgreSQL can implement it as is.
 
 /** Internal state the write side keeps (never exported as is): one row per kind and id. */
 export const ENTITY_KINDS = [
