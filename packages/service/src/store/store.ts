@@ -337,8 +337,6 @@ export interface Store {
   erasedRecords(): Promise<ErasedRecord[]>;
   /** Reads a setting (operator switches, secrets, the feed epoch). */
   getMeta(key: string): Promise<string | undefined>;
-  /** Writes a setting. */
-  setMeta(key: string, value: string): Promise<void>;
   /** Appends one entry to the audit trail. */
   appendAudit(entry: AuditEntry): Promise<void>;
   /** The newest `query.limit` audit entries matching the filters, oldest first. */

@@ -149,10 +149,6 @@ export class PostgresStore extends SqlStore implements Store {
     return { rows: result.rows, changes: result.rowCount };
   };
 
-  async setMeta(key: string, value: string): Promise<void> {
-    await this.query(this.sql.putMeta, [key, value]);
-  }
-
   async appendAudit(entry: AuditEntry): Promise<void> {
     await this.query(this.sql.appendAudit, auditColumns(entry));
   }

@@ -266,10 +266,6 @@ export class SqliteStore extends SqlStore implements Store {
     this.r('VACUUM INTO ?').run(destination);
   }
 
-  async setMeta(key: string, value: string): Promise<void> {
-    await this.write((tx) => tx.setMeta(key, value));
-  }
-
   async appendAudit(entry: AuditEntry): Promise<void> {
     await this.write(async () => {
       this.w(this.sql.appendAudit).run(...auditColumns(entry));
