@@ -3,6 +3,7 @@ import type pg from 'pg';
 import { POSTGRES } from '../sql/dialect.js';
 import { auditColumns, type Row } from '../sql/rows.js';
 import { SqlStore } from '../sql/sql-store.js';
+import type { RunBatch } from '../sql/trim.js';
 import type { AuditEntry, PoolUsage, Store, WriteTx } from '../store.js';
 import { StoreUnavailableError } from '../unavailable.js';
 import { ClassifiedPool, listenedPool } from './pool.js';
@@ -143,11 +144,12 @@ export class PostgresStore extends SqlStore implements Store {
     return (await this.query(text, values)).rows;
   }
 
-  /** A retention statement: each its own short transaction, so no lock or snapshot is held across the feed. */
-  protected readonly runAlone = async (text: string, values: unknown[]) => {
-    const result = await this.query(text, values);
-    return { rows: result.rows, changes: result.rowCount };
-  };
+  /** A retention batch: each statement its own short transaction, so no lock or snapshot is held across the feed. */
+  protected readonly trimBatch: RunBatch = (work) =>
+    work(async (text, values) => {
+      const result = await this.query(text, values);
+      return { rows: result.rows, changes: result.rowCount };
+    });
 
   async appendAudit(entry: AuditEntry): Promise<void> {
     await this.query(this.sql.appendAudit, auditColumns(entry));

@@ -26,7 +26,7 @@ import {
   type Statements,
   statementsFor,
 } from './statements.js';
-import { type RunStatement, trimInBatches } from './trim.js';
+import { type RunBatch, trimInBatches } from './trim.js';
 
 /**
  * The reads of `Store` outside a transaction, the same on every backend: one shared statement each
@@ -47,8 +47,8 @@ export abstract class SqlStore {
 
   /** Runs a read statement outside any transaction (a prepared statement of the read connection or pool). */
   protected abstract all(text: string, values?: unknown[]): Promise<rows.Row[]>;
-  /** Runs one statement of retention in its own short transaction. */
-  protected abstract runAlone: RunStatement;
+  /** Runs one batch of retention (sql/trim.ts). */
+  protected abstract trimBatch: RunBatch;
 
   async getEntity<S>(kind: EntityKind, id: string): Promise<Entity<S> | undefined> {
     const [row] = await this.all(this.sql.entity, [kind, id]);
@@ -99,7 +99,7 @@ export abstract class SqlStore {
   }
 
   async trimFeed(removalsBefore: number | null, supersededBefore: number, options: TrimOptions = {}): Promise<number> {
-    return trimInBatches(this.sql, this.runAlone, removalsBefore, supersededBefore, options);
+    return trimInBatches(this.sql, this.trimBatch, removalsBefore, supersededBefore, options);
   }
 
   async erasedRecords(): Promise<ErasedRecord[]> {

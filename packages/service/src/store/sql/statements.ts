@@ -252,30 +252,42 @@ function auditWhere(d: Dialect, query: AuditQuery): { text: string; values: unkn
  * Retention in batches (`Store.trimFeed`), each statement bounded by the batch size:
  * - `trimRemovals`: expired removal entries, oldest first (partial index feed_removals); every row a batch
  *   selects is deleted, so the next starts where it ended. Values: [team,] cutoff, batch size.
- * - `trimWindow`: the next window of entries in key order after (team, pos), its size and last key (no row
- *   once the feed is passed). Values: team, pos, batch size (with a team: team, pos, batch size).
+ * - `trimWindow`: the next window of entries in key order (the dialect's `windowKey`) after a key, its size
+ *   and last key (no row once the feed is passed). Values: the key, batch size.
  * - `trimSuperseded`: the window's live entries with a newer entry of the same record recorded before the
- *   cutoff (index feed_record). Values: first key, last key, cutoff (with a team: team, first pos, last pos).
- * The `Team` variants keep to one team's entries.
+ *   cutoff (index feed_record). Values: the key before the window, its last key, the cutoff.
+ * The `Team` variants keep to one team's entries, in (team, pos) order: team, pos, ... .
  */
 function trimStatements(d: Dialect, text: (s: string) => string) {
   const removals = (team: string) =>
     `DELETE FROM feed WHERE ${d.addressIn}SELECT ${d.rowAddress} FROM feed WHERE ${team}removed IS NOT NULL
       AND recorded_at < ? ORDER BY recorded_at LIMIT ?${d.addressInEnd}`;
-  const window = (after: string) =>
-    `WITH w AS (SELECT team, pos FROM feed WHERE ${after} ORDER BY team, pos LIMIT ?)
-    SELECT team, pos, (SELECT count(*) FROM w) AS n FROM w ORDER BY team DESC, pos DESC LIMIT 1`;
+  const window = (key: string, after: string) => {
+    const last = key
+      .split(', ')
+      .map((column) => `${column} DESC`)
+      .join(', ');
+    return `WITH w AS (SELECT ${key} FROM feed WHERE ${after} ORDER BY ${key} LIMIT ?)
+    SELECT ${key}, (SELECT count(*) FROM w) AS n FROM w ORDER BY ${last} LIMIT 1`;
+  };
   const superseded = (range: string) =>
     `DELETE FROM feed WHERE ${range} AND removed IS NULL AND EXISTS (
       SELECT 1 FROM feed newer WHERE newer.kind = feed.kind AND newer.id = feed.id
       AND newer.pos > feed.pos AND newer.team = feed.team AND newer.recorded_at < ?)`;
+  const key = d.windowKey;
+  const marks = key
+    .split(', ')
+    .map(() => '?')
+    .join(', ');
   return {
     trimRemovals: text(removals('')),
     trimRemovalsTeam: text(removals('team = ? AND ')),
-    trimWindow: text(window('(team, pos) > (?, ?)')),
-    trimWindowTeam: text(window('team = ? AND pos > ?')),
-    trimSuperseded: text(superseded('(team, pos) > (?, ?) AND (team, pos) <= (?, ?)')),
+    trimWindow: text(window(key, `(${key}) > (${marks})`)),
+    trimWindowTeam: text(window('team, pos', 'team = ? AND pos > ?')),
+    trimSuperseded: text(superseded(`(${key}) > (${marks}) AND (${key}) <= (${marks})`)),
     trimSupersededTeam: text(superseded('team = ? AND pos > ? AND pos <= ?')),
+    /** The columns of `trimWindow`'s key, in order. */
+    trimKey: key.split(', '),
   };
 }
 

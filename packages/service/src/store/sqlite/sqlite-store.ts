@@ -16,6 +16,7 @@ import {
   RECORD_COLUMNS,
   valuesOf,
 } from '../sql/statements.js';
+import type { RunBatch } from '../sql/trim.js';
 import type { AuditEntry, Entity, EntityKind, FeedEntry, RecordRow, Store, WriteSet, WriteTx } from '../store.js';
 import { borrowBodies, DatabaseMissingError } from '../store.js';
 import { toStoreError } from '../unavailable.js';
@@ -156,16 +157,18 @@ export class SqliteStore extends SqlStore implements Store {
   }
 
   /**
-   * A retention statement in its own write transaction, with a turn of the event loop after it: better-sqlite3
+   * A retention batch in its own write transaction, with a turn of the event loop after it: better-sqlite3
    * blocks the loop while a statement runs, so one statement over the whole feed would stall every request.
    */
-  protected readonly runAlone = async (text: string, values: unknown[]) => {
-    const done = await this.write(async () => {
-      const stmt = this.w(text);
-      return stmt.reader
-        ? { rows: stmt.all(...values), changes: 0 }
-        : { rows: [], changes: stmt.run(...values).changes };
-    });
+  protected readonly trimBatch: RunBatch = async (work) => {
+    const done = await this.write(() =>
+      work(async (text, values) => {
+        const stmt = this.w(text);
+        return stmt.reader
+          ? { rows: stmt.all(...values), changes: 0 }
+          : { rows: [], changes: stmt.run(...values).changes };
+      }),
+    );
     await new Promise((resolve) => setImmediate(resolve));
     return done;
   };
