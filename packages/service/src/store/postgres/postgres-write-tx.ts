@@ -53,8 +53,7 @@ async function run(db: Db, text: string, values: unknown[]): Promise<Row[]> {
  */
 const arrayParams = <T>(columns: readonly Column<T>[]) =>
   columns.map(([, , type], i) => `$${i + 1}::${type}[]`).join(', ');
-const arrays = <T>(columns: readonly Column<T>[], list: readonly T[]) =>
-  columns.map(([, field]) => list.map((row) => row[field] ?? null));
+const arrays = <T>(columns: readonly Column<T>[], list: readonly T[]) => columns.map(([, field]) => col(list, field));
 
 /** Inserts or replaces rows in first-write order (their insertion and keyset order); `nulled`: a column written as null. */
 function unnestUpsert<T>(table: string, columns: readonly Column<T>[], upsert: string, nulled = ''): string {

@@ -31,7 +31,7 @@ import { type RunBatch, trimInBatches } from './trim.js';
 /**
  * The reads of `Store` outside a transaction, the same on every backend: one shared statement each
  * (statements.ts), its rows mapped by rows.ts. A backend says how it runs a statement (`all`) and how a
- * retention batch runs in its own transaction (`runAlone`), and adds its writes.
+ * retention batch runs (`trimBatch`), and adds its writes.
  */
 export abstract class SqlStore {
   readonly backend: Backend;
