@@ -1,4 +1,5 @@
-import type { Store } from '../store/store.js';
+import { ANY_AGE, type Store } from '../store/store.js';
+import { runCommand } from '../write/commands.js';
 import type { TeamState } from '../write/types.js';
 
 // A fresh demo writes every intermediate version of its records (a lead's story is a dozen changes),
@@ -6,9 +7,10 @@ import type { TeamState } from '../write/types.js';
 // can have read a team's feed before the team is prepared for a key (the feed answers 409
 // capture_not_ready until then, docs/feed.md), so for such a team the superseded entries are dropped
 // at once: every consumer's first page will start after this point and sees each record's newest entry,
-// exactly what retention would leave a day later.
+// exactly what retention would leave a day later. The dropping is retention's own command (`feed.trim`:
+// one team, superseded entries of any age, removals kept), in its bounded batches.
 
-/** Feed position up to which each team was compacted, so each pass only looks at new entries. */
+/** Feed position up to which each team was compacted, so a team with no new entry is passed over. */
 export type CompactedUpTo = Map<string, number>;
 
 /**
@@ -20,11 +22,10 @@ export async function compactUnreadFeeds(store: Store, teams: readonly string[],
   for (const team of teams) {
     const head = await store.feedHead(team);
     if (head <= (upTo.get(team) ?? 0)) continue;
-    dropped += await store.write(async (tx) => {
-      const state = (await tx.getEntity<TeamState>('team', team))?.state;
-      if (!state || state.capturedAt !== null || (state.captureRequestedAt ?? null) !== null) return 0;
-      return tx.trimSupersededFeed(team, upTo.get(team) ?? 0);
-    });
+    const state = (await store.getEntity<TeamState>('team', team))?.state;
+    const unread = state !== undefined && state.capturedAt === null && (state.captureRequestedAt ?? null) === null;
+    if (unread)
+      dropped += await runCommand(store, 'feed.trim', { removalsBefore: null, supersededBefore: ANY_AGE, team });
     upTo.set(team, head);
   }
   return dropped;

@@ -1,5 +1,4 @@
-import { POSTGRES_MIGRATIONS } from './postgres/migrations.js';
-import { SQLITE_MIGRATIONS } from './sqlite/migrations.js';
+import { MIGRATIONS } from './sql/migrations.js';
 import { SqliteStore } from './sqlite/sqlite-store.js';
 import { DatabaseMissingError, type Store } from './store.js';
 
@@ -41,7 +40,7 @@ export async function prepareStore(store: Store, where: string, create: boolean)
     }
     const pending = await store.pendingMigrations();
     if (pending.length === 0) return;
-    const all = Object.keys(store.backend === 'sqlite' ? SQLITE_MIGRATIONS : POSTGRES_MIGRATIONS);
+    const all = Object.keys(MIGRATIONS[store.backend]);
     const state =
       pending.length === all.length
         ? 'is not a crm-export database (no migrations applied)'

@@ -1,7 +1,8 @@
 import type { FeedKind, RecordKind, RemovalReason } from '../schemas/enums.js';
 
-// The storage boundary. Only store/<backend>/ speaks SQL or imports a database driver; everything
-// above works through these members. Every member is async so PostgreSQL can implement it as is.
+// The storage boundary. Only store/ speaks SQL (store/sql/ what both backends share) and only
+// store/<backend>/ imports a database driver; everything above works through these members, which are
+// what the service calls. Every member is async so PostgreSQL can implement it as is.
 
 /** Internal state the write side keeps (never exported as is): one row per kind and id. */
 export const ENTITY_KINDS = [
@@ -239,8 +240,6 @@ export interface WriteTx {
   appendFeed(entry: FeedEntry): Promise<number>;
   /** Deletes every earlier feed entry of a record (personal data must not outlive a removal). */
   purgeFeed(kind: FeedKind, id: string): Promise<void>;
-  /** Drops the team's record entries superseded by an entry after position `after`, whatever their age (docs/feed.md, demo data). */
-  trimSupersededFeed(team: string, after: number): Promise<number>;
   /**
    * Reads many entities and records at once, locked as `getEntity` and `getRecord` lock them; absent
    * keys are simply not returned. Optional: a backend whose reads cost no round trip has no need of it.
@@ -278,7 +277,12 @@ export interface TrimOptions {
   onBatch?: (batch: TrimBatch) => void;
   /** Stops between batches once aborted (server shutdown); what was deleted stays deleted. */
   signal?: AbortSignal;
+  /** Only this team's entries (the demo's compaction of feeds nobody has read); default every team. */
+  team?: string;
 }
+
+/** A `trimFeed` cutoff later than every entry: superseded entries go whatever their age. */
+export const ANY_AGE = Number.MAX_SAFE_INTEGER;
 
 /** The database a command needs does not exist or has not been migrated (`crm-export migrate` creates it). */
 export class DatabaseMissingError extends Error {
@@ -323,17 +327,16 @@ export interface Store {
   /** The newest position of a team's feed (0 when empty). */
   feedHead(team: string): Promise<number>;
   /**
-   * Retention: drops removal entries recorded before `removalsBefore` and record entries superseded
-   * by a newer entry of the same record recorded before `supersededBefore` (epoch ms). Returns rows dropped.
-   * Works in bounded batches, each its own short transaction, so other work runs between them (docs/feed.md).
+   * Retention: drops removal entries recorded before `removalsBefore` (none when null) and record entries
+   * superseded by a newer entry of the same record recorded before `supersededBefore` (epoch ms; `ANY_AGE`:
+   * every superseded entry). Returns rows dropped. Works in bounded batches, each its own short
+   * transaction, so other work runs between them (docs/feed.md).
    */
-  trimFeed(removalsBefore: number, supersededBefore: number, options?: TrimOptions): Promise<number>;
+  trimFeed(removalsBefore: number | null, supersededBefore: number, options?: TrimOptions): Promise<number>;
   /** Every erased record (its tombstone), oldest erasure first. */
   erasedRecords(): Promise<ErasedRecord[]>;
   /** Reads a setting (operator switches, secrets, the feed epoch). */
   getMeta(key: string): Promise<string | undefined>;
-  /** Writes a setting. */
-  setMeta(key: string, value: string): Promise<void>;
   /** Appends one entry to the audit trail. */
   appendAudit(entry: AuditEntry): Promise<void>;
   /** The newest `query.limit` audit entries matching the filters, oldest first. */

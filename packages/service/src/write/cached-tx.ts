@@ -373,7 +373,7 @@ export class CachedTx implements WriteTx {
 
   /**
    * Drops the pending record entries that a later pending entry of the same record supersedes, in the
-   * teams `unread` names (the rule of `trimSupersededFeed`, applied before writing). Their positions
+   * teams `unread` names (the rule of the demo's feed compaction, applied before writing). Their positions
    * stay unused, as trimmed ones do.
    */
   async dropSupersededFeed(unread: (team: string) => Promise<boolean>): Promise<void> {
@@ -398,11 +398,6 @@ export class CachedTx implements WriteTx {
       kept.push(entry);
     }
     this.pendingFeed = kept.reverse();
-  }
-
-  async trimSupersededFeed(team: string, after: number): Promise<number> {
-    await this.flush();
-    return this.inner.trimSupersededFeed(team, after);
   }
 
   async lockFeedHead(team: string): Promise<number> {

@@ -66,9 +66,12 @@ export const COMMANDS = {
   ),
 };
 
-/** Retention once: removal entries recorded before `removalsBefore`, superseded ones before `supersededBefore` (epoch ms). */
+/**
+ * Retention once: removal entries recorded before `removalsBefore` (none when null), superseded ones before
+ * `supersededBefore` (epoch ms).
+ */
 export interface RetentionTrim extends TrimOptions {
-  removalsBefore: number;
+  removalsBefore: number | null;
   supersededBefore: number;
 }
 

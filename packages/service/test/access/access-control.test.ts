@@ -9,6 +9,7 @@ import { DEFAULT_LIMITS, type Limits } from '../../src/config.js';
 import { ApiError } from '../../src/errors/catalogue.js';
 import type { Store } from '../../src/store/store.js';
 import { describeEachBackend } from '../support/backends.js';
+import { putMeta } from '../support/meta.js';
 import { seedOrganization, seedTeam } from './fixtures.js';
 
 /** The code (and Retry-After) an access call fails with, or 'ok'. */
@@ -186,12 +187,12 @@ describeEachBackend('access control: authentication and team eligibility', (make
   it('operator switches: 503 api_disabled, 403 capability_disabled per endpoint, read from meta', async () => {
     access = createAccessControl({ store, clock, limits: { ...limits, keyCacheMs: 2000 } });
     expect(await outcome(access.checkSwitches('GET /v1/leads'))).toBe('ok');
-    await store.setMeta('capability_disabled', JSON.stringify(['GET /v1/leads']));
-    await store.setMeta('api_disabled', 'true');
+    await putMeta(store, 'capability_disabled', JSON.stringify(['GET /v1/leads']));
+    await putMeta(store, 'api_disabled', 'true');
     expect(await outcome(access.checkSwitches('GET /v1/leads'))).toBe('ok');
     clock.advance(2000);
     expect(await outcome(access.checkSwitches('GET /v1/leads'))).toBe('api_disabled');
-    await store.setMeta('api_disabled', 'false');
+    await putMeta(store, 'api_disabled', 'false');
     clock.advance(2000);
     expect(await outcome(access.checkSwitches('GET /v1/leads'))).toBe('capability_disabled');
     expect(await outcome(access.checkSwitches('GET /v1/calls'))).toBe('ok');

@@ -1,6 +1,7 @@
 import type { Store } from '../../src/store/store.js';
 import type { TeamAccessState } from '../../src/write/team-access.js';
 import type { OrganizationState } from '../../src/write/types.js';
+import { putMeta } from '../support/meta.js';
 
 // Teams and organizations as the write side makes them, written straight into the store so access tests
 // do not depend on the CRM operations.
@@ -45,5 +46,5 @@ export async function seedTeam(
       },
     }),
   );
-  if (options.holdsData ?? true) await store.setMeta(`holds_data:${id}`, 'yes');
+  if (options.holdsData ?? true) await putMeta(store, `holds_data:${id}`, 'yes');
 }

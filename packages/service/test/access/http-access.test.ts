@@ -5,6 +5,7 @@ import { changeTeam, setOrganizationPlan } from '../../src/access/organizations.
 import { API_REALM } from '../../src/config.js';
 import type { Store } from '../../src/store/store.js';
 import { describeEachBackend } from '../support/backends.js';
+import { putMeta } from '../support/meta.js';
 import { type AccessHarness, accessHarness } from './http-harness.js';
 
 const wrongSecret = (key: string) => `${key.slice(0, -4)}${key.endsWith('AAAA') ? 'BBBB' : 'AAAA'}`;
@@ -110,10 +111,10 @@ describeEachBackend('authentication through HTTP', (makeStore) => {
   });
 
   it('operator switches: 503 api_disabled and 403 capability_disabled per endpoint', async () => {
-    await h.store.setMeta('capability_disabled', 'members.list');
+    await putMeta(h.store, 'capability_disabled', 'members.list');
     expect(await code('/v1/members', { headers: { 'service-team': 'team_a1' } })).toBe('403 capability_disabled');
     expect(await code('/v1/me')).toBe('200');
-    await h.store.setMeta('api_disabled', 'true');
+    await putMeta(h.store, 'api_disabled', 'true');
     expect(await code('/v1/me')).toBe('503 api_disabled');
   });
 });

@@ -4,6 +4,7 @@ import { rollKey } from '../../src/access/keys.js';
 import { changeTeam, setOrganizationPlan } from '../../src/access/organizations.js';
 import type { Store } from '../../src/store/store.js';
 import { describeEachBackend } from '../support/backends.js';
+import { putMeta } from '../support/meta.js';
 import { type AccessHarness, accessHarness, putPlainRecords } from './http-harness.js';
 
 const wrongSecret = (key: string) => `${key.slice(0, -4)}${key.endsWith('AAAA') ? 'BBBB' : 'AAAA'}`;
@@ -31,12 +32,12 @@ describeEachBackend('check order, lockouts, rate limit and quota through HTTP', 
 
   it('the order of docs/auth.md: switches, address lock, Origin, key, expiry, revocation, allowlist, quota, team', async () => {
     // 2 and 3 before 6: a switched-off endpoint answers before any key check
-    await h.store.setMeta('capability_disabled', 'me');
+    await putMeta(h.store, 'capability_disabled', 'me');
     expect(await answer('/v1/me', { key: undefined })).toBe('403 capability_disabled');
-    await h.store.setMeta('api_disabled', 'yes');
+    await putMeta(h.store, 'api_disabled', 'yes');
     expect(await answer('/v1/me', { key: undefined })).toBe('503 api_disabled');
-    await h.store.setMeta('api_disabled', 'no');
-    await h.store.setMeta('capability_disabled', '');
+    await putMeta(h.store, 'api_disabled', 'no');
+    await putMeta(h.store, 'capability_disabled', '');
     // 5 before 6/9: Origin with a wrong key
     expect(await answer('/v1/me', { key: wrongSecret(h.key), headers: ORIGIN })).toBe('400 secret_key_in_browser');
     // 10 before 12: an expired key from outside the allowlist

@@ -8,6 +8,7 @@ import { expectProblem } from '../http/expect-problem.js';
 import { KEY_A, lead, put, TEAM_A, team } from '../http/fixtures.js';
 import { auth } from '../http/harness.js';
 import { type LoggedApp, loggedApp } from '../support/logged-app.js';
+import { putMeta } from '../support/meta.js';
 import { makeTestPostgresStore } from '../support/postgres.js';
 
 // Against a real PostgreSQL: list requests run through the HTTP app while the store's own
@@ -198,7 +199,7 @@ describePg(title('PostgreSQL faults under the HTTP app'), () => {
     expect((error as StoreUnavailableError).reason).toBe('connection_lost');
     // Nothing of it was committed; the store goes on with new connections.
     expect(await store.getMeta('fault_test')).toBeUndefined();
-    await store.setMeta('fault_test', 'after');
+    await putMeta(store, 'fault_test', 'after');
     expect(await store.getMeta('fault_test')).toBe('after');
     expect((await list()).statusCode).toBe(200);
   });

@@ -5,10 +5,9 @@ import { Kysely, type Migration, Migrator, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
-import { POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { SchemaPostgresDialect } from '../../src/store/postgres/schema-introspector.js';
-import { SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations.js';
+import { MIGRATIONS } from '../../src/store/sql/migrations.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { FeedRow, RecordRow, Store } from '../../src/store/store.js';
 import { Crm } from '../../src/write/crm.js';
@@ -43,7 +42,7 @@ const openers: Record<string, ((upTo: string) => Promise<Opened>) | undefined> =
   sqlite: async (upTo) => {
     const path = join(tmpdir(), `feed-bodies-${process.pid}-${Math.random().toString(36).slice(2)}.db`);
     const file = openSqliteFile(path);
-    await migrateTo(new Kysely<unknown>({ dialect: new SqliteDialect({ database: file }) }), SQLITE_MIGRATIONS, upTo);
+    await migrateTo(new Kysely<unknown>({ dialect: new SqliteDialect({ database: file }) }), MIGRATIONS.sqlite, upTo);
     const store = new SqliteStore({ path });
     return {
       store,
@@ -62,7 +61,7 @@ const openers: Record<string, ((upTo: string) => Promise<Opened>) | undefined> =
         await adminQuery(url, `CREATE SCHEMA ${schema}`);
         const pool = new pg.Pool({ connectionString: url, max: 1, options: `-c search_path=${schema}` });
         const db = new Kysely<unknown>({ dialect: new SchemaPostgresDialect({ pool }, schema) });
-        await migrateTo(db, POSTGRES_MIGRATIONS, upTo, schema);
+        await migrateTo(db, MIGRATIONS.postgres, upTo, schema);
         await db.destroy();
         const store = new PostgresStore({ url, schema, poolSize: 2 });
         return {

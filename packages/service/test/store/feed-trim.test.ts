@@ -2,7 +2,14 @@ import { afterEach, beforeEach, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { startFeedJobs } from '../../src/feed/feed-jobs.js';
 import type { FeedKind } from '../../src/schemas/enums.js';
-import { type FeedEntry, type FeedRow, type Store, TRIM_BATCH_ROWS, type TrimBatch } from '../../src/store/store.js';
+import {
+  ANY_AGE,
+  type FeedEntry,
+  type FeedRow,
+  type Store,
+  TRIM_BATCH_ROWS,
+  type TrimBatch,
+} from '../../src/store/store.js';
 import { describeEachBackend } from '../support/backends.js';
 
 // Retention in bounded batches (docs/feed.md): on a feed of many thousands of trimmable rows, every
@@ -198,6 +205,27 @@ describeEachBackend('feed retention in bounded batches', (makeStore) => {
     expect(batches).toHaveLength(2);
     await store.trimFeed(REMOVALS_BEFORE, SUPERSEDED_BEFORE, { batchSize: 100 });
     expect(new Set((await wholeFeed(store)).map(rowKey))).toEqual(survivors);
+  });
+
+  it("retention of one team at any age drops that team's superseded entries in batches, keeps its removals and leaves other teams untouched", async () => {
+    const before = await fill(feedEntries(7, 300));
+    const team = 'team_b';
+    const newest = new Map<string, number>();
+    for (const row of before) {
+      const record = `${row.team}/${row.kind}/${row.id}`;
+      newest.set(record, Math.max(newest.get(record) ?? 0, row.pos));
+    }
+    const kept = before.filter(
+      (row) => row.team !== team || row.removed !== null || row.pos === newest.get(`${row.team}/${row.kind}/${row.id}`),
+    );
+    expect(before.length - kept.length).toBeGreaterThan(2 * BATCH);
+    const batches: TrimBatch[] = [];
+    const dropped = await store.trimFeed(null, ANY_AGE, { team, batchSize: BATCH, onBatch: (b) => batches.push(b) });
+    expect(dropped).toBe(before.length - kept.length);
+    expect(new Set((await wholeFeed(store)).map(rowKey))).toEqual(new Set(kept.map(rowKey)));
+    expect(batches.every((b) => b.rule === 'superseded' && b.examined <= BATCH)).toBe(true);
+    // Only the team's own entries are looked at.
+    expect(batches.reduce((n, b) => n + b.examined, 0)).toBe(before.filter((row) => row.team === team).length);
   });
 
   it("stopping the server's feed jobs ends a running retention after its current batch", async () => {

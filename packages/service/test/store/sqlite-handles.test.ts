@@ -21,7 +21,7 @@ describe('the SQLite store and garbage collection', () => {
       for (let i = 0; i < 20; i++) {
         const store = new SqliteStore({ path: ${JSON.stringify(join(dir, 'store'))} + i + '.db' });
         await store.migrate();
-        await store.setMeta('probe', String(i));
+        await store.write((tx) => tx.setMeta('probe', String(i)));
         if ((await store.getMeta('probe')) !== String(i)) throw new Error('meta not read back');
         await store.backup(${JSON.stringify(join(dir, 'copy'))} + i + '.db');
         await store.close();

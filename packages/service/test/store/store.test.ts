@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import type { RecordRow, Store } from '../../src/store/store.js';
 import { describeEachBackend } from '../support/backends.js';
+import { putMeta } from '../support/meta.js';
 
 function lead(id: string, team: string, extra: Partial<RecordRow> = {}): RecordRow {
   return {
@@ -212,8 +213,8 @@ describeEachBackend('Store', (makeStore) => {
 
   it('settings persist', async () => {
     expect(await store.getMeta('x')).toBeUndefined();
-    await store.setMeta('x', '1');
-    await store.setMeta('x', '2');
+    await putMeta(store, 'x', '1');
+    await putMeta(store, 'x', '2');
     expect(await store.getMeta('x')).toBe('2');
   });
 

@@ -9,6 +9,21 @@ import { StoreUnavailableError, toStoreError } from '../unavailable.js';
 // still fails with the driver's error, the pool drops the broken client when it is released (pg-pool
 // never reuses a client that is no longer queryable) and the next call opens a new connection.
 
+const statementNames = new Map<string, string>();
+
+/**
+ * The name a statement text is prepared under on every connection: PostgreSQL parses and plans it once per
+ * connection instead of once per call. One name per text (the store's texts are a fixed set).
+ */
+function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (name === undefined) {
+    name = `crm_${statementNames.size + 1}`;
+    statementNames.set(text, name);
+  }
+  return name;
+}
+
 /** A pg pool whose clients can never end the process with an 'error' event. */
 export function listenedPool(config: pg.PoolConfig): pg.Pool {
   const pool = new pg.Pool(config);
@@ -42,9 +57,12 @@ export class ClassifiedPool implements PostgresPool {
     let wrapped = this.clients.get(client);
     if (!wrapped) {
       // One wrapper per pg client, so Kysely keeps one connection object per client as it does without it.
+      // A statement with parameters is named (prepared once per connection); transaction commands are not.
       const query = async (text: string, parameters: readonly unknown[]) => {
+        const values = [...parameters];
+        const config = values.length > 0 ? { name: statementName(text), text, values } : { text, values };
         try {
-          return (await client.query(text, [...parameters])) as unknown as PostgresQueryResult<never>;
+          return (await client.query(config)) as unknown as PostgresQueryResult<never>;
         } catch (error) {
           throw toStoreError(error, 'query');
         }

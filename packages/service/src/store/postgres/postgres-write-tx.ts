@@ -1,11 +1,25 @@
-import { type Kysely, type RawBuilder, sql } from 'kysely';
+import { CompiledQuery, type Kysely, type RawBuilder, sql } from 'kysely';
 import type { FeedKind, RecordKind, RemovalReason } from '../../schemas/enums.js';
+import { POSTGRES } from '../sql/dialect.js';
+import { asNumber, type Row, toEntity, toStored } from '../sql/rows.js';
+import {
+  type Column,
+  ENTITY_COLUMNS,
+  ENTITY_UPSERT,
+  entityLookup,
+  entityLookupValues,
+  FEED_COLUMNS,
+  names,
+  RECORD_COLUMNS,
+  RECORD_UPSERT,
+  statementsFor,
+} from '../sql/statements.js';
 import type { Entity, EntityKind, FeedEntry, RecordRow, StoredRecord, WriteSet, WriteTx } from '../store.js';
 import { borrowBodies } from '../store.js';
-import { toEntity, toStored } from './rows.js';
 
 export type Db = Kysely<unknown>;
-export type Row = Record<string, unknown>;
+
+const SQL = statementsFor(POSTGRES);
 
 /** Namespaces of the advisory locks that guard keys a transaction read as absent. */
 const LOCK_SPACES = ['entity', 'record', 'meta'] as const;
@@ -24,22 +38,37 @@ function col<T, K extends keyof T>(list: readonly T[], key: K): T[K][] {
   return list.map((item) => item[key] ?? (null as T[K]));
 }
 
-export async function rows(db: Db, query: RawBuilder<unknown>): Promise<Row[]> {
+async function rows(db: Db, query: RawBuilder<unknown>): Promise<Row[]> {
   return (await query.execute(db)).rows as Row[];
 }
 
-export function entitiesQuery(kind: EntityKind, by: { team?: string; parent?: string }, lock: boolean) {
-  const team = by.team !== undefined ? sql`AND team = ${by.team}` : sql``;
-  const parent = by.parent !== undefined ? sql`AND parent = ${by.parent}` : sql``;
-  const forUpdate = lock ? sql`FOR UPDATE` : sql``;
-  return sql`SELECT kind, id, team, parent, state FROM entities WHERE kind = ${kind} ${team} ${parent}
-    ORDER BY ord ${forUpdate}`;
+/** Runs one of the shared statements (statements.ts) in the transaction. */
+async function run(db: Db, text: string, values: unknown[]): Promise<Row[]> {
+  return (await db.executeQuery<Row>(CompiledQuery.raw(text, values))).rows;
 }
 
-export async function upsertMeta(db: Db, key: string, value: string): Promise<void> {
-  await sql`INSERT INTO meta (key, value) VALUES (${key}, ${value})
-    ON CONFLICT (key) DO UPDATE SET value = excluded.value`.execute(db);
+/**
+ * Multi-row writes: each column passed as one typed array and unnested, so the statement text and its
+ * plan stay the same whatever the number of rows (PostgreSQL's way; SQLite runs a prepared statement per row).
+ */
+const arrayParams = <T>(columns: readonly Column<T>[]) =>
+  columns.map(([, , type], i) => `$${i + 1}::${type}[]`).join(', ');
+const arrays = <T>(columns: readonly Column<T>[], list: readonly T[]) => columns.map(([, field]) => col(list, field));
+
+/** Inserts or replaces rows in first-write order (their insertion and keyset order); `nulled`: a column written as null. */
+function unnestUpsert<T>(table: string, columns: readonly Column<T>[], upsert: string, nulled = ''): string {
+  const list = names(columns);
+  return `INSERT INTO ${table} (${list}${nulled && `, ${nulled}`})
+    SELECT ${list}${nulled && ', NULL'} FROM unnest(${arrayParams(columns)}) WITH ORDINALITY AS v(${list}, n)
+    ORDER BY n ${upsert}`;
 }
+const ENTITIES_PUT = unnestUpsert('entities', ENTITY_COLUMNS, ENTITY_UPSERT);
+/** A record written is live: `removed` is null. */
+const RECORDS_PUT = unnestUpsert('records', RECORD_COLUMNS, RECORD_UPSERT, 'removed');
+const FEED_INSERT = `INSERT INTO feed (${names(FEED_COLUMNS)}) SELECT * FROM unnest(${arrayParams(FEED_COLUMNS)})`;
+
+/** A statement and its values: a read `lockedRow` runs with or without its row lock. */
+type Statement = [text: string, values: unknown[]];
 
 /**
  * The `WriteTx` of one READ COMMITTED transaction. SQLite has one writer, so a transaction's reads
@@ -123,13 +152,13 @@ export function postgresWriteTx(trx: Db, schema: string): WriteTx {
     space: LockSpace,
     kind: string,
     id: string,
-    query: (lock: boolean) => RawBuilder<unknown>,
+    query: (lock: boolean) => Statement,
   ): Promise<Row | undefined> => {
     if (space !== 'meta' && lockedTeams.size === 0) {
-      const [peek] = await rows(trx, query(false));
+      const [peek] = await run(trx, ...query(false));
       if (peek) await lockTeam(peek.team as string | null);
     }
-    const [row] = await rows(trx, query(true));
+    const [row] = await run(trx, ...query(true));
     await lockTeam(row?.team as string | null | undefined);
     const name = lockName(space, space === 'meta' ? id : `${kind}:${id}`);
     if (!row) unverified.set(name, { space, kind, id });
@@ -138,85 +167,45 @@ export function postgresWriteTx(trx: Db, schema: string): WriteTx {
 
   return {
     getEntity: async <S>(kind: EntityKind, id: string) =>
-      toEntity<S>(
-        await lockedRow('entity', kind, id, (lock) =>
-          lock
-            ? sql`SELECT kind, id, team, parent, state FROM entities WHERE kind = ${kind} AND id = ${id} FOR UPDATE`
-            : sql`SELECT kind, id, team, parent, state FROM entities WHERE kind = ${kind} AND id = ${id}`,
-        ),
-      ),
+      toEntity<S>(await lockedRow('entity', kind, id, (lock) => [lock ? SQL.entityLocked : SQL.entity, [kind, id]])),
     findEntities: async <S>(kind: EntityKind, by: { team?: string; parent?: string }) => {
       await lockTeam(by.team);
-      const found = await rows(trx, entitiesQuery(kind, by, true));
+      const found = await run(trx, SQL.entitiesLocked[entityLookup(by)], entityLookupValues(kind, by));
       for (const r of found) await lockTeam(r.team as string | null);
       return found.map((r) => toEntity<S>(r) as Entity<S>);
     },
     putEntity: async <S>(e: Entity<S>) => {
       await lockTeam(e.team);
       await verifyAbsent([lockName('entity', `${e.kind}:${e.id}`)]);
-      await sql`INSERT INTO entities (kind, id, team, parent, state)
-        VALUES (${e.kind}, ${e.id}, ${e.team}, ${e.parent}, ${JSON.stringify(e.state)})
-        ON CONFLICT (kind, id) DO UPDATE SET team = excluded.team, parent = excluded.parent, state = excluded.state`.execute(
-        trx,
-      );
+      await run(trx, SQL.putEntity, [e.kind, e.id, e.team, e.parent, JSON.stringify(e.state)]);
     },
     deleteEntity: async (kind: EntityKind, id: string) => {
-      await sql`DELETE FROM entities WHERE kind = ${kind} AND id = ${id}`.execute(trx);
+      await run(trx, SQL.deleteEntity, [kind, id]);
     },
     getRecord: async (kind: RecordKind, id: string) =>
-      toStored(
-        await lockedRow('record', kind, id, (lock) =>
-          lock
-            ? sql`SELECT seq, kind, id, team, version, json, removed FROM records WHERE kind = ${kind} AND id = ${id} FOR UPDATE`
-            : sql`SELECT seq, kind, id, team, version, json, removed FROM records WHERE kind = ${kind} AND id = ${id}`,
-        ),
-      ),
+      toStored(await lockedRow('record', kind, id, (lock) => [lock ? SQL.recordLocked : SQL.record, [kind, id]])),
     putRecord: async (r: RecordRow) => {
       await lockTeam(r.team);
       await verifyAbsent([lockName('record', `${r.kind}:${r.id}`)]);
-      // One statement: the UPDATE reads the row as it was before the upsert replaces it (same snapshot).
-      await sql`WITH kept AS (
-          UPDATE feed f SET body = r.json FROM records r
-          WHERE r.kind = ${r.kind} AND r.id = ${r.id} AND f.kind = r.kind AND f.id = r.id
-            AND f.body IS NULL AND f.removed IS NULL)
-        INSERT INTO records (kind, id, team, lead, board, stage, status, email, phone, version, updated_at, json, removed)
-        VALUES (${r.kind}, ${r.id}, ${r.team}, ${r.lead}, ${r.board}, ${r.stage}, ${r.status}, ${r.email}, ${r.phone},
-          ${r.version}, ${r.updatedAt}, ${r.json}, NULL)
-        ON CONFLICT (kind, id) DO UPDATE SET team = excluded.team, lead = excluded.lead, board = excluded.board,
-          stage = excluded.stage, status = excluded.status, email = excluded.email, phone = excluded.phone,
-          version = excluded.version, updated_at = excluded.updated_at, json = excluded.json, removed = NULL`.execute(
-        trx,
-      );
+      await run(trx, SQL.keepSupersededBody, [r.kind, r.id, r.kind, r.id]);
+      const values = [r.kind, r.id, r.team, r.lead, r.board, r.stage, r.status, r.email, r.phone, r.version];
+      await run(trx, SQL.putRecord, [...values, r.updatedAt, r.json]);
     },
     removeRecord: async (kind: RecordKind, id: string, reason: RemovalReason, version: number, at: string) => {
-      await sql`UPDATE records SET removed = ${reason}, version = ${version}, updated_at = ${at}, json = NULL,
-        email = NULL, phone = NULL WHERE kind = ${kind} AND id = ${id}`.execute(trx);
+      await run(trx, SQL.removeRecord, [reason, version, at, kind, id]);
     },
     appendFeed: async (e: FeedEntry) => {
       // The upsert locks the team's head row until this transaction ends (if it did not hold it
       // already): a second writer to the team waits for that lock and so reads the incremented head
       // only after this transaction committed or rolled back. Commit order = feed order.
-      const [entry] = await rows(
-        trx,
-        sql`WITH head AS (
-            INSERT INTO feed_heads AS h (team, last_pos) VALUES (${e.team}, 1)
-            ON CONFLICT (team) DO UPDATE SET last_pos = h.last_pos + 1 RETURNING last_pos)
-          INSERT INTO feed (team, pos, kind, id, version, recorded_at, body, removed)
-          SELECT ${e.team}, last_pos, ${e.kind}, ${e.id}, ${e.version}, ${e.recordedAt}, ${e.body}, ${e.removed} FROM head
-          RETURNING pos`,
-      );
+      const [head] = await run(trx, SQL.nextFeedPos, [e.team]);
       lockedTeams.add(e.team);
-      return Number(entry?.pos);
+      const pos = asNumber(head?.last_pos);
+      await run(trx, SQL.insertFeed, [e.team, pos, e.kind, e.id, e.version, e.recordedAt, e.body, e.removed]);
+      return pos;
     },
     purgeFeed: async (kind: FeedKind, id: string) => {
-      await sql`DELETE FROM feed WHERE kind = ${kind} AND id = ${id}`.execute(trx);
-    },
-    trimSupersededFeed: async (team: string, after: number) => {
-      await lockTeam(team);
-      const result = await sql`DELETE FROM feed old USING feed newer
-        WHERE newer.team = ${team} AND newer.pos > ${after} AND old.team = newer.team AND old.kind = newer.kind
-        AND old.id = newer.id AND old.pos < newer.pos AND old.removed IS NULL`.execute(trx);
-      return Number(result.numAffectedRows ?? 0n);
+      await run(trx, SQL.purgeFeed, [kind, id]);
     },
     getMany: async (keys) => {
       const { entities, records } = keys;
@@ -285,31 +274,12 @@ export function postgresWriteTx(trx: Db, schema: string): WriteTx {
           ${col(w.deleteEntities, 'id')}::text[]) AS d(kind, id) WHERE e.kind = d.kind AND e.id = d.id`.execute(trx);
       }
       if (w.putEntities.length > 0) {
-        const list = w.putEntities;
-        await sql`INSERT INTO entities (kind, id, team, parent, state)
-          SELECT kind, id, team, parent, state FROM unnest(${col(list, 'kind')}::text[], ${col(list, 'id')}::text[], ${col(list, 'team')}::text[],
-            ${col(list, 'parent')}::text[], ${list.map((e) => JSON.stringify(e.state))}::text[]) WITH ORDINALITY AS v(kind, id, team, parent, state, n)
-          ORDER BY n
-          ON CONFLICT (kind, id) DO UPDATE SET team = excluded.team, parent = excluded.parent, state = excluded.state`.execute(
-          trx,
-        );
+        const list = w.putEntities.map((e) => ({ ...e, state: JSON.stringify(e.state) }));
+        await run(trx, ENTITIES_PUT, arrays(ENTITY_COLUMNS, list));
       }
       if (w.putRecords.length > 0) {
-        const list = w.putRecords;
         if (w.supersede.length > 0) await keepSupersededBodies(w.supersede);
-        await sql`INSERT INTO records (kind, id, team, lead, board, stage, status, email, phone, version, updated_at, json, removed)
-          SELECT kind, id, team, lead, board, stage, status, email, phone, version, updated_at, json, NULL
-          FROM unnest(${col(list, 'kind')}::text[], ${col(list, 'id')}::text[], ${col(list, 'team')}::text[],
-            ${col(list, 'lead')}::text[], ${col(list, 'board')}::text[], ${col(list, 'stage')}::text[],
-            ${col(list, 'status')}::text[], ${col(list, 'email')}::text[], ${col(list, 'phone')}::text[],
-            ${col(list, 'version')}::integer[], ${col(list, 'updatedAt')}::text[], ${col(list, 'json')}::text[])
-            WITH ORDINALITY AS v(kind, id, team, lead, board, stage, status, email, phone, version, updated_at, json, n)
-          ORDER BY n
-          ON CONFLICT (kind, id) DO UPDATE SET team = excluded.team, lead = excluded.lead, board = excluded.board,
-            stage = excluded.stage, status = excluded.status, email = excluded.email, phone = excluded.phone,
-            version = excluded.version, updated_at = excluded.updated_at, json = excluded.json, removed = NULL`.execute(
-          trx,
-        );
+        await run(trx, RECORDS_PUT, arrays(RECORD_COLUMNS, w.putRecords));
       }
       if (w.removeRecords.length > 0) {
         const list = w.removeRecords;
@@ -326,10 +296,7 @@ export function postgresWriteTx(trx: Db, schema: string): WriteTx {
       if (w.appendFeed.length > 0) {
         const list = borrowBodies(w);
         for (const e of list) if (!lockedTeams.has(e.team)) throw new Error(`feed head of ${e.team} is not locked`);
-        await sql`INSERT INTO feed (team, pos, kind, id, version, recorded_at, body, removed)
-          SELECT * FROM unnest(${col(list, 'team')}::text[], ${col(list, 'pos')}::bigint[], ${col(list, 'kind')}::text[],
-            ${col(list, 'id')}::text[], ${col(list, 'version')}::integer[], ${col(list, 'recordedAt')}::bigint[],
-            ${col(list, 'body')}::text[], ${col(list, 'removed')}::text[])`.execute(trx);
+        await run(trx, FEED_INSERT, arrays(FEED_COLUMNS, list));
         const heads = new Map<string, number>();
         for (const e of list) heads.set(e.team, Math.max(e.pos, heads.get(e.team) ?? 0));
         await sql`UPDATE feed_heads h SET last_pos = greatest(h.last_pos, v.last_pos)
@@ -338,16 +305,12 @@ export function postgresWriteTx(trx: Db, schema: string): WriteTx {
       }
     },
     getMeta: async (key: string) => {
-      const row = await lockedRow('meta', '', key, (lock) =>
-        lock
-          ? sql`SELECT value FROM meta WHERE key = ${key} FOR UPDATE`
-          : sql`SELECT value FROM meta WHERE key = ${key}`,
-      );
+      const row = await lockedRow('meta', '', key, (lock) => [lock ? SQL.metaLocked : SQL.meta, [key]]);
       return row?.value as string | undefined;
     },
     setMeta: async (key: string, value: string) => {
       await verifyAbsent([lockName('meta', key)]);
-      await upsertMeta(trx, key, value);
+      await run(trx, SQL.putMeta, [key, value]);
     },
   };
 }

@@ -1,0 +1,75 @@
+// Where SQLite and PostgreSQL differ, and nowhere else. Statements, migrations and row mapping are written
+// once (statements.ts, migrations.ts, rows.ts) in SQLite's spelling with `?` placeholders; each difference
+// is one named fragment below, SQLite's spelling first, PostgreSQL's second. A new backend adds a column.
+
+export type Backend = 'sqlite' | 'postgres';
+
+const FRAGMENTS = {
+  /** Migrations: a table's own key, numbered on insert (`seq`, `ord`). */
+  serialKey: ['INTEGER PRIMARY KEY', 'bigserial PRIMARY KEY'],
+  /** Migrations: column types. SQLite has one integer type; PostgreSQL positions and times are bigint. */
+  text: ['TEXT', 'text'],
+  integer: ['INTEGER', 'integer'],
+  bigint: ['INTEGER', 'bigint'],
+  /**
+   * A page's JSON joined by the database into one value: a BLOB on SQLite (bytes, no string built in
+   * JavaScript), text on PostgreSQL. The ORDER BY inside is what makes the order a promise: SQLite calls an
+   * aggregate's input order arbitrary otherwise, even over an ordered subquery.
+   */
+  joinedJson: [`CAST(group_concat(json, ',' ORDER BY seq) AS BLOB)`, `string_agg(json, ',' ORDER BY seq)`],
+  /** Rows in a page, as a JavaScript number (PostgreSQL's count is bigint, which pg returns as a string). */
+  pageCount: ['count(*)', 'count(*)::int'],
+  /** Id of a page's last row: SQLite takes a bare column beside max() from the row holding the max. */
+  lastId: ['id', '(array_agg(id ORDER BY seq DESC))[1]'],
+  /** PostgreSQL wants every subquery in FROM named. */
+  pageAlias: ['', ' s'],
+  /** A lead's JSON without its closing brace. */
+  openLeadJson: ['substr(l.json, 1, length(l.json) - 1)', 'left(l.json, -1)'],
+  /** The spliced lead body: bytes on SQLite, text (made bytes by rows.ts) on PostgreSQL. */
+  bytesOpen: ['CAST(', ''],
+  bytesClose: [' AS BLOB)', ''],
+  /** Position of one string in another (1-based, 0 when absent). */
+  position: ['instr', 'strpos'],
+  /** The larger of two values (SQLite's max() with two arguments is the scalar one). */
+  larger: ['max', 'greatest'],
+  /** Row locks of a write transaction's reads: SQLite's single writer needs none. */
+  forUpdate: ['', ' FOR UPDATE'],
+  /** A row's physical address, for batches of retention that delete what they selected. */
+  rowAddress: ['rowid', 'ctid'],
+  /**
+   * The key retention walks the whole feed by, in windows: SQLite's rowid keeps each window's deletes on
+   * neighbouring pages (in (team, pos) order they spread over the file: twice the time, measured);
+   * PostgreSQL's ctid is no stable order, so there the primary key.
+   */
+  windowKey: ['rowid', 'team, pos'],
+  /** Rows whose address is among a subquery's: a TID scan on PostgreSQL (a join let it scan the table). */
+  addressIn: ['rowid IN (', 'ctid = ANY(ARRAY('],
+  addressInEnd: [')', '))'],
+  /** The items of a JSON array passed as one value, as rows (a list of ids in one prepared statement). */
+  jsonArrayItems: ['SELECT value FROM json_each(?)', 'SELECT json_array_elements_text(?::json)'],
+  /** Whether the migrator's table exists (a database nothing was applied to has none). */
+  migrationTable: [
+    `SELECT 1 AS present FROM sqlite_master WHERE type = 'table' AND name = 'kysely_migration'`,
+    `SELECT 1 AS present WHERE to_regclass('kysely_migration') IS NOT NULL`,
+  ],
+} as const satisfies Record<string, readonly [string, string]>;
+
+export type Dialect = { readonly [K in keyof typeof FRAGMENTS]: string } & { readonly backend: Backend };
+
+function dialectOf(backend: Backend): Dialect {
+  const column = backend === 'sqlite' ? 0 : 1;
+  const entries = Object.entries(FRAGMENTS).map(([name, spellings]) => [name, spellings[column]]);
+  return { ...Object.fromEntries(entries), backend } as Dialect;
+}
+
+export const SQLITE: Dialect = dialectOf('sqlite');
+export const POSTGRES: Dialect = dialectOf('postgres');
+
+/**
+ * A statement's text for PostgreSQL: each `?` becomes `$1`, `$2`... in order. Statements here never hold a
+ * `?` inside a string literal, so none is skipped.
+ */
+export function numberedPlaceholders(text: string): string {
+  let n = 0;
+  return text.replace(/\?/g, () => `$${++n}`);
+}

@@ -1,0 +1,141 @@
+import { type Kysely, type Migration, sql } from 'kysely';
+import { type Backend, type Dialect, POSTGRES, SQLITE } from './dialect.js';
+
+// The versioned schema of both backends, applied in order by Kysely's migrator on every start. Names are
+// what each database records as applied: never renumber or rename one. Types come from the dialect
+// (dialect.ts); everything else is the same text on both. On PostgreSQL names are unqualified (the store
+// sets `search_path` to its schema) and stored JSON (`state`, `json`, `body`) stays `text`: the API sends it
+// as stored, and `jsonb` would re-serialize it (key order, spacing) on every read.
+
+type Up = (db: Kysely<unknown>, d: Dialect) => Promise<void>;
+
+const v1: Up = async (db, d) => {
+  const t = (name: 'serialKey' | 'text' | 'integer' | 'bigint') => sql.raw(d[name]);
+  await sql`CREATE TABLE entities (
+      ord ${t('serialKey')},
+      kind ${t('text')} NOT NULL,
+      id ${t('text')} NOT NULL,
+      team ${t('text')},
+      parent ${t('text')},
+      state ${t('text')} NOT NULL,
+      UNIQUE (kind, id)
+    )`.execute(db);
+  await sql`CREATE INDEX entities_team ON entities (kind, team, ord)`.execute(db);
+  await sql`CREATE INDEX entities_parent ON entities (kind, parent, ord)`.execute(db);
+
+  await sql`CREATE TABLE records (
+      seq ${t('serialKey')},
+      kind ${t('text')} NOT NULL,
+      id ${t('text')} NOT NULL,
+      team ${t('text')} NOT NULL,
+      lead ${t('text')},
+      board ${t('text')},
+      stage ${t('text')},
+      status ${t('text')},
+      email ${t('text')},
+      phone ${t('text')},
+      version ${t('integer')} NOT NULL,
+      updated_at ${t('text')} NOT NULL,
+      json ${t('text')},
+      removed ${t('text')},
+      UNIQUE (kind, id)
+    )`.execute(db);
+  // Partial indexes over live rows only: every list is a keyset walk over one of these.
+  await sql`CREATE INDEX records_team ON records (team, kind, seq) WHERE removed IS NULL`.execute(db);
+  for (const column of ['board', 'stage', 'status', 'lead']) {
+    await sql`CREATE INDEX ${sql.raw(`records_${column}`)} ON records (team, kind, ${sql.raw(column)}, seq) WHERE removed IS NULL`.execute(
+      db,
+    );
+  }
+  for (const column of ['email', 'phone']) {
+    await sql`CREATE INDEX ${sql.raw(`records_${column}`)} ON records (team, ${sql.raw(column)}) WHERE removed IS NULL AND ${sql.raw(column)} IS NOT NULL`.execute(
+      db,
+    );
+  }
+
+  await sql`CREATE TABLE feed (
+      team ${t('text')} NOT NULL,
+      pos ${t('bigint')} NOT NULL,
+      kind ${t('text')} NOT NULL,
+      id ${t('text')} NOT NULL,
+      version ${t('integer')} NOT NULL,
+      recorded_at ${t('bigint')} NOT NULL,
+      body ${t('text')},
+      removed ${t('text')},
+      PRIMARY KEY (team, pos)
+    )`.execute(db);
+  await sql`CREATE INDEX feed_record ON feed (kind, id, pos)`.execute(db);
+  await sql`CREATE INDEX feed_recorded ON feed (recorded_at)`.execute(db);
+  // One row per team: on PostgreSQL its row lock is what orders a team's feed by commit (docs/feed-order.md).
+  await sql`CREATE TABLE feed_heads (team ${t('text')} PRIMARY KEY, last_pos ${t('bigint')} NOT NULL)`.execute(db);
+  await sql`CREATE TABLE meta (key ${t('text')} PRIMARY KEY, value ${t('text')} NOT NULL)`.execute(db);
+};
+
+// Retention deletes expired removals in batches, oldest first: this index finds them without walking the
+// live entries (most of the feed) that feed_recorded would pass over on every batch. Small (removals only).
+const v2: Up = async (db) => {
+  await sql`CREATE INDEX feed_removals ON feed (recorded_at) WHERE removed IS NOT NULL`.execute(db);
+};
+
+// The operators' audit trail (`crm-export admin audit list`): ids and settings only, never a key or personal
+// data. `target` holds the ids comma separated; `details` is JSON. Never trimmed by the service.
+const v3: Up = async (db, d) => {
+  const text = sql.raw(d.text);
+  await sql`CREATE TABLE audit (
+      seq ${sql.raw(d.serialKey)},
+      at ${text} NOT NULL,
+      actor ${text} NOT NULL,
+      action ${text} NOT NULL,
+      target ${text} NOT NULL,
+      outcome ${text} NOT NULL,
+      details ${text} NOT NULL
+    )`.execute(db);
+  await sql`CREATE INDEX audit_at ON audit (at)`.execute(db);
+};
+
+// Compact storage (docs/feed.md, "What is stored"). A feed entry of its record's current version stores no
+// body of its own: reads take the record row's JSON, and an entry gets its own copy only when its record
+// moves on to a newer version. Existing entries that duplicate their record's row drop their copy here.
+// Index entries only for rows a filter can match: the board, stage, status and lead indexes skip rows
+// whose column is null (a lead has no lead column, a call no board), and feed_recorded, which no query
+// reads since retention has its own indexes, goes.
+const v4: Up = async (db) => {
+  await sql`UPDATE feed SET body = NULL WHERE removed IS NULL AND body IS NOT NULL AND EXISTS (
+      SELECT 1 FROM records r WHERE r.kind = feed.kind AND r.id = feed.id AND r.version = feed.version
+      AND r.json = feed.body)`.execute(db);
+  await sql`DROP INDEX feed_recorded`.execute(db);
+  for (const column of ['board', 'stage', 'status', 'lead']) {
+    await sql`DROP INDEX ${sql.raw(`records_${column}`)}`.execute(db);
+    await sql`CREATE INDEX ${sql.raw(`records_${column}`)} ON records (team, kind, ${sql.raw(column)}, seq)
+        WHERE removed IS NULL AND ${sql.raw(column)} IS NOT NULL`.execute(db);
+  }
+};
+
+const STEPS: Record<string, Up> = {
+  '0001_initial': v1,
+  '0002_feed_removals': v2,
+  '0003_audit': v3,
+  '0004_compact_storage': v4,
+};
+
+/** The migrations of one backend, by the names databases record them under. */
+export function migrationsFor(d: Dialect): Record<string, Migration> {
+  return Object.fromEntries(
+    Object.entries(STEPS).map(([name, up]) => [name, { up: (db: Kysely<unknown>) => up(db, d) } satisfies Migration]),
+  );
+}
+
+/** Each backend's migrations. */
+export const MIGRATIONS: Record<Backend, Record<string, Migration>> = {
+  sqlite: migrationsFor(SQLITE),
+  postgres: migrationsFor(POSTGRES),
+};
+
+/** Names of `migrations` not among the applied ones (rows of the migrator's table). */
+export function pendingOf(
+  migrations: Record<string, Migration>,
+  applied: readonly Record<string, unknown>[],
+): string[] {
+  const names = new Set(applied.map((row) => row.name));
+  return Object.keys(migrations).filter((name) => !names.has(name));
+}

@@ -1,0 +1,134 @@
+import type { Migration } from 'kysely';
+import type { RecordKind } from '../../schemas/enums.js';
+import type {
+  AuditEntry,
+  AuditQuery,
+  Entity,
+  EntityKind,
+  ErasedRecord,
+  FeedRow,
+  JsonPage,
+  LeadDetailRow,
+  ListQuery,
+  PageRow,
+  SearchQuery,
+  StoredRecord,
+  TrimOptions,
+} from '../store.js';
+import type { Backend, Dialect } from './dialect.js';
+import { MIGRATIONS, pendingOf } from './migrations.js';
+import * as rows from './rows.js';
+import {
+  entityLookup,
+  entityLookupValues,
+  listPageValues,
+  listRecordsValues,
+  type Statements,
+  statementsFor,
+} from './statements.js';
+import { type RunBatch, trimInBatches } from './trim.js';
+
+/**
+ * The reads of `Store` outside a transaction, the same on every backend: one shared statement each
+ * (statements.ts), its rows mapped by rows.ts. A backend says how it runs a statement (`all`) and how a
+ * retention batch runs (`trimBatch`), and adds its writes.
+ */
+export abstract class SqlStore {
+  readonly backend: Backend;
+  protected readonly sql: Statements;
+  /** Every migration of this backend, by name. */
+  protected readonly migrations: Record<string, Migration>;
+
+  constructor(dialect: Dialect) {
+    this.backend = dialect.backend;
+    this.sql = statementsFor(dialect);
+    this.migrations = MIGRATIONS[dialect.backend];
+  }
+
+  /** Runs a read statement outside any transaction (a prepared statement of the read connection or pool). */
+  protected abstract all(text: string, values?: unknown[]): Promise<rows.Row[]>;
+  /** Runs one batch of retention (sql/trim.ts). */
+  protected abstract trimBatch: RunBatch;
+
+  async getEntity<S>(kind: EntityKind, id: string): Promise<Entity<S> | undefined> {
+    const [row] = await this.all(this.sql.entity, [kind, id]);
+    return rows.toEntity<S>(row);
+  }
+
+  async findEntities<S>(kind: EntityKind, by: { team?: string; parent?: string }): Promise<Entity<S>[]> {
+    const found = await this.all(this.sql.entities[entityLookup(by)], entityLookupValues(kind, by));
+    return found.map((row) => rows.toEntity<S>(row) as Entity<S>);
+  }
+
+  async getRecord(kind: RecordKind, id: string): Promise<StoredRecord | undefined> {
+    const [row] = await this.all(this.sql.record, [kind, id]);
+    return rows.toStored(row);
+  }
+
+  async getRecords(kind: RecordKind, ids: readonly string[]): Promise<StoredRecord[]> {
+    const found = await this.all(this.sql.liveRecords, [kind, JSON.stringify(ids)]);
+    return found.map((row) => rows.toStored(row) as StoredRecord);
+  }
+
+  async listRecords(q: ListQuery): Promise<PageRow[]> {
+    return (await this.all(this.sql.listRecords[q.filter?.by ?? 'none'], listRecordsValues(q))).map(rows.toPageRow);
+  }
+
+  async listPage(q: ListQuery): Promise<JsonPage> {
+    const [row] = await this.all(this.sql.listPage[q.filter?.by ?? 'none'], listPageValues(q));
+    return rows.toJsonPage(row);
+  }
+
+  async leadDetail(id: string): Promise<LeadDetailRow | undefined> {
+    const [row] = await this.all(this.sql.leadDetail, [id]);
+    return rows.toLeadDetail(row);
+  }
+
+  async searchLeads(q: SearchQuery): Promise<PageRow[]> {
+    const found = await this.all(this.sql.searchLeads, [q.team, q.after, q.email ?? null, q.phone ?? null, q.limit]);
+    return found.map(rows.toPageRow);
+  }
+
+  async readFeed(team: string, after: number, limit: number): Promise<FeedRow[]> {
+    return (await this.all(this.sql.readFeed, [team, after, limit])).map(rows.toFeedRow);
+  }
+
+  async feedHead(team: string): Promise<number> {
+    const [row] = await this.all(this.sql.feedHead, [team]);
+    return row ? rows.asNumber(row.last_pos) : 0;
+  }
+
+  async trimFeed(removalsBefore: number | null, supersededBefore: number, options: TrimOptions = {}): Promise<number> {
+    return trimInBatches(this.sql, this.trimBatch, removalsBefore, supersededBefore, options);
+  }
+
+  async erasedRecords(): Promise<ErasedRecord[]> {
+    return (await this.all(this.sql.erasedRecords)).map(rows.toErasedRecord);
+  }
+
+  async getMeta(key: string): Promise<string | undefined> {
+    const [row] = await this.all(this.sql.meta, [key]);
+    return row?.value as string | undefined;
+  }
+
+  async listAudit(query: AuditQuery): Promise<AuditEntry[]> {
+    const { text, values } = this.sql.listAudit(query);
+    return (await this.all(text, values)).reverse().map(rows.toAuditEntry);
+  }
+
+  async ping(): Promise<void> {
+    await this.all(this.sql.ping);
+  }
+
+  async pendingMigrations(): Promise<string[]> {
+    // Reads the database's catalogue (SELECT 1 would not read a SQLite file), so a database that became
+    // unreadable fails here; prepared statements, as readiness asks every few seconds. No migration table
+    // yet: nothing is applied.
+    const [table] = await this.all(this.sql.migrationTable);
+    return pendingOf(this.migrations, table ? await this.all(this.sql.appliedMigrations) : []);
+  }
+
+  async feedHeadTimes(): Promise<{ team: string; recordedAt: number }[]> {
+    return (await this.all(this.sql.feedHeadTimes)).map(rows.toFeedHeadTime);
+  }
+}
