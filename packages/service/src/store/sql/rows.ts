@@ -54,6 +54,28 @@ export function toFeedRow(row: Row): store.FeedRow {
   return { ...versioned<FeedKind>(row), pos: asNumber(row.pos), recordedAt: at, body: row.body as string | null };
 }
 
+/**
+ * Whether a list page's bodies were joined in position order: its `joined_order` (the positions, comma
+ * separated, in the order the database joined them) ascends, or the backend sorted them itself (null).
+ */
+export function joinedInOrder(row: Row | undefined): boolean {
+  const order = row?.joined_order;
+  if (typeof order !== 'string') return true;
+  let previous = -1;
+  let current = 0;
+  for (let i = 0; i <= order.length; i++) {
+    const code = i < order.length ? order.charCodeAt(i) : 44;
+    if (code !== 44) {
+      current = current * 10 + (code - 48);
+      continue;
+    }
+    if (current <= previous) return false;
+    previous = current;
+    current = 0;
+  }
+  return true;
+}
+
 /** The one row of a list page statement (statements.ts, `listPage`); an empty page has count 0. */
 export function toJsonPage(row: Row | undefined): store.JsonPage {
   const count = asNumber(row?.n ?? 0);

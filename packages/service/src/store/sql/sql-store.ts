@@ -75,7 +75,9 @@ export abstract class SqlStore {
   }
 
   async listPage(q: ListQuery): Promise<JsonPage> {
-    const [row] = await this.all(this.sql.listPage[q.filter?.by ?? 'none'], listPageValues(q));
+    const by = q.filter?.by ?? 'none';
+    let [row] = await this.all(this.sql.listPage[by], listPageValues(q));
+    if (!rows.joinedInOrder(row)) [row] = await this.all(this.sql.listPageSorted[by], listPageValues(q));
     return rows.toJsonPage(row);
   }
 

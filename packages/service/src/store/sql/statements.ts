@@ -134,11 +134,11 @@ export function statementsFor(d: Dialect) {
    * One keyset page in one statement: the page's bodies joined by the database into one value, its size,
    * its last position and id, and whether a live row follows it.
    */
-  const listPage = (by: PageVariant) => {
+  const listPage = (by: PageVariant, joined: string) => {
     const where = `team = ? AND kind = ? ${filter(by)} AND removed IS NULL`;
-    return `SELECT p.items, p.n, p.last_seq, p.last_id,
+    return `SELECT p.items, p.joined_order, p.n, p.last_seq, p.last_id,
       p.n = ? AND EXISTS (SELECT 1 FROM records WHERE ${where} AND seq > p.last_seq) AS more
-    FROM (SELECT ${d.joinedJson} AS items, ${d.pageCount} AS n, max(seq) AS last_seq, ${d.lastId} AS last_id
+    FROM (SELECT ${joined} AS items, ${d.joinedOrder} AS joined_order, ${d.pageCount} AS n, max(seq) AS last_seq, ${d.lastId} AS last_id
       FROM (SELECT seq, id, json FROM records WHERE ${where} AND seq > ? ORDER BY seq LIMIT ?)${d.pageAlias}) p`;
   };
 
@@ -174,7 +174,9 @@ export function statementsFor(d: Dialect) {
         `SELECT seq, json FROM records WHERE team = ? AND kind = ? ${filter(by)} AND removed IS NULL AND seq > ?
          ORDER BY seq LIMIT ?`,
     ),
-    listPage: variants(pages, listPage),
+    listPage: variants(pages, (by) => listPage(by, d.joinedJson)),
+    /** The same page with its bodies sorted inside the aggregate (see `joinedJson` in dialect.ts). */
+    listPageSorted: variants(pages, (by) => listPage(by, d.joinedJsonSorted)),
     /** The lead with its two facets spliced in before its closing brace, and its team, from one statement. */
     leadDetail: text(`SELECT l.team AS team,
       ${d.bytesOpen}${d.openLeadJson} || ',"attribution":' || coalesce(a.json, 'null')
