@@ -1,6 +1,7 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { CursorCodec, encodeListCursor, loadCursorSecret } from '../src/http/cursor.js';
+import { CursorCodec, loadCursorSecret } from '../src/cursor-codec.js';
+import { encodeListCursor } from '../src/http/cursor.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import type { ApiServerConfig } from './api-server.js';
 import { summariseProfiles } from './cpu-profile.js';

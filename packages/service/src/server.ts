@@ -10,15 +10,9 @@ import { DEFAULT_LIMITS, type Limits, RELEASE } from './config.js';
 import { startFeedJobs } from './feed/feed-jobs.js';
 import { buildApp } from './http/app.js';
 import type { TrustProxy } from './http/trust-proxy.js';
+import type { RedisState } from './ops/metrics.js';
 import { Metrics } from './ops/metrics.js';
-import {
-  checkReadiness,
-  type OpsAddress,
-  type OpsServer,
-  type Readiness,
-  type RedisState,
-  startOpsServer,
-} from './ops/ops-server.js';
+import { checkReadiness, type OpsAddress, type OpsServer, type Readiness, startOpsServer } from './ops-server.js';
 import { readSetting } from './settings.js';
 import type { Store } from './store/store.js';
 

@@ -1,11 +1,11 @@
 import type { Clock } from '../clock.js';
 import { DEFAULT_LIMITS, type Limits } from '../config.js';
 import { AdminError } from '../errors/admin-error.js';
-import { requestCapture } from '../feed/capture.js';
 import { newId } from '../ids.js';
 import type { Store } from '../store/store.js';
 import type { AllowlistAction } from '../write/access-commands.js';
 import { normalizeAllowlist } from '../write/allowlist-entries.js';
+import { requestCapture } from '../write/capture.js';
 import { runCommand } from '../write/commands.js';
 import { type IntegrationState, type IntegrationSummary, summarizeIntegration } from '../write/integration-state.js';
 import { drawKey } from '../write/key-state.js';

@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
 import { systemClock } from '../clock.js';
-import { capturePending } from '../feed/capture.js';
 import { markRestore } from '../feed/feed-epoch.js';
 import { trimFeedOnce } from '../feed/feed-jobs.js';
 import { readLimits } from '../settings.js';
+import { capturePending } from '../write/capture.js';
 import { type CommonOptions, common, confirmed, type OpenStore, run, yesOption } from './admin-run.js';
 
 // `crm-export admin feed ...`: the changes feed's operator commands (docs/feed.md).

@@ -1,7 +1,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import type { Limits } from '../config.js';
 import { parseTrustProxy, type TrustProxy } from '../http/trust-proxy.js';
-import type { OpsAddress } from '../ops/ops-server.js';
+import type { OpsAddress } from '../ops-server.js';
 import { ConfigError, parseSetting, readLimits, readSetting, SETTINGS } from '../settings.js';
 import { openStore } from '../store/open-store.js';
 import { DatabaseMissingError, type Store } from '../store/store.js';

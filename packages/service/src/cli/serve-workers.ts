@@ -1,7 +1,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import { createServer } from 'node:net';
 import type { Limits } from '../config.js';
-import type { OpsAddress } from '../ops/ops-server.js';
+import type { OpsAddress } from '../ops-server.js';
 import { readSetting, SETTINGS } from '../settings.js';
 import type { Store } from '../store/store.js';
 import { resolveDbUrl } from './options.js';
@@ -213,7 +213,7 @@ async function startPrimaryOps(
   workers: () => { listening: number; configured: number },
 ): Promise<{ origin: string; docsUrl: string | undefined }> {
   const { AggregatorRegistry } = await import('prom-client');
-  const { checkReadiness, startOpsServer } = await import('../ops/ops-server.js');
+  const { checkReadiness, startOpsServer } = await import('../ops-server.js');
   const { openapiDocument } = await import('../http/openapi-document.js');
   const document = await openapiDocument();
   const aggregator = new AggregatorRegistry();

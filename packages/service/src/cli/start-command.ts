@@ -35,7 +35,7 @@ async function firstStart(store: Store, leads: number): Promise<FirstStart> {
   }
   const { integration, key } = await createIntegration(store, systemClock, { teams, name: 'Demo key (npm start)' });
   // Prepare the teams now rather than in the server's background job, so the printed curl works at once.
-  const { capturePending } = await import('../feed/capture.js');
+  const { capturePending } = await import('../write/capture.js');
   await capturePending(store, systemClock);
   const record: StartRecord = {
     teams,

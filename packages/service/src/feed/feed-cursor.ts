@@ -1,5 +1,5 @@
+import type { CursorCodec, CursorScope } from '../cursor-codec.js';
 import { ApiError } from '../errors/catalogue.js';
-import type { CursorCodec, CursorScope } from '../http/cursor.js';
 
 // The changes feed's cursor: the feed epoch it was issued in, a position in one team's feed, and the
 // times the delivery contract needs. Signed by the shared `CursorCodec` and bound to the team through

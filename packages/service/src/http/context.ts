@@ -10,9 +10,9 @@ import type {
 import type { Principal } from '../access/access-control.js';
 import type { Clock } from '../clock.js';
 import type { Limits } from '../config.js';
+import type { CursorCodec } from '../cursor-codec.js';
 import { ApiError } from '../errors/catalogue.js';
 import type { JsonPage, Store } from '../store/store.js';
-import type { CursorCodec } from './cursor.js';
 import type { PageCache } from './page-cache.js';
 
 /** What every handler gets. */

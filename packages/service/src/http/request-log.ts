@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import ipaddr from 'ipaddr.js';
 import type { Logger } from 'pino';
+import type { RequestOutcome } from '../ops/metrics.js';
 import type { TrustProxy } from './trust-proxy.js';
 
 // One log line per request (docs/operations.md, "Request log"), written when the answer has been sent.
@@ -55,15 +56,6 @@ export function peerTrusted(trust: TrustProxy | undefined): (peer: string | unde
 }
 
 /** What the request log line says of a finished request (also what the metrics count). */
-export interface RequestOutcome {
-  route: string;
-  status: number;
-  code: string | null;
-  ms: number;
-  items: number;
-  bytes: number;
-}
-
 /** The route template, or a fixed word for a request no route matched (the URL itself is never used). */
 export function routeOf(request: FastifyRequest): string {
   return request.routeOptions.url ?? 'unmatched';

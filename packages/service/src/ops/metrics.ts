@@ -1,14 +1,30 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import type { PageCache } from '../http/page-cache.js';
-import type { RequestOutcome } from '../http/request-log.js';
 import type { PoolUsage, Store } from '../store/store.js';
-import type { RedisState } from './ops-server.js';
 
 // The process's Prometheus metrics (docs/operations.md, "Metrics"), served on the operator listener.
 // The request path only increments counters whose labels are bounded: route templates, methods, statuses,
 // error codes and refusal reasons. Everything else (Redis state, page cache, pool, feed lag, process) is
 // read when Prometheus scrapes. Under `serve --workers` each worker keeps its own registry and the
-// primary sums them (ops-server.ts); gauges say how they combine.
+// primary sums them (src/ops-server.ts); gauges say how they combine.
+
+/** The limits' backend: Redis shared, Redis away (counting in memory), or memory only (no REDIS_URL). */
+export type RedisState = 'up' | 'away' | 'off';
+
+/** What one answered request came to, as the request log and the request metrics record it. */
+export interface RequestOutcome {
+  route: string;
+  status: number;
+  code: string | null;
+  ms: number;
+  items: number;
+  bytes: number;
+}
+
+/** What the metrics read of the page cache (http/page-cache.ts) when Prometheus scrapes. */
+export interface PageCacheReadings {
+  readonly size: number;
+  readonly stats: { readonly hits: number; readonly misses: number; readonly hitBytes: number };
+}
 
 /** Which limiter decided, and how. */
 export type LimiterName = 'firewall' | 'auth_lockout' | 'rate_sync' | 'rate_read' | 'quota';
@@ -18,7 +34,7 @@ export type LimiterDecision = 'allowed' | 'refused';
 export interface MetricSources {
   /** The limits' backend: Redis shared, Redis away (memory), or memory only (no REDIS_URL). */
   redisState?: () => RedisState;
-  pageCache?: PageCache;
+  pageCache?: PageCacheReadings;
   store?: Pick<Store, 'feedHeadTimes' | 'poolUsage'>;
   /** Milliseconds since the epoch (the server's clock). */
   now?: () => number;

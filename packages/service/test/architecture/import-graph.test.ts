@@ -148,3 +148,49 @@ for (const pkg of PACKAGES) {
     });
   });
 }
+
+// The service's top-level folders and files as layers, top first: an import may only point down, to a
+// lower layer, or stay inside its own folder. Two places on one line are side by side and import neither
+// way. A new folder takes its place here (the test fails until it has one).
+const SERVICE_LAYERS: readonly (readonly string[])[] = [
+  ['cli'],
+  ['server.ts'],
+  ['ops-server.ts'],
+  ['http'],
+  ['ops', 'feed'],
+  ['cursor-codec.ts'],
+  ['access'],
+  ['settings.ts'],
+  ['demo', 'ingest'],
+  ['write'],
+  ['store'],
+  ['ids.ts'],
+  ['schemas', 'clock.ts', 'config.ts', 'errors'],
+];
+
+/** The top-level folder or file of `src/` a source file belongs to. */
+const placeOf = (file: string) => file.slice('src/'.length).split('/')[0] as string;
+
+describe('layers of packages/service/src', () => {
+  const graph = readGraph('packages/service');
+  const layer = new Map(SERVICE_LAYERS.flatMap((places, depth) => places.map((place) => [place, depth] as const)));
+  const sources = graph.files.filter((file) => file.startsWith('src/'));
+
+  it('names every top-level folder and file of src/ in exactly one layer', () => {
+    const places = [...new Set(sources.map(placeOf))].sort();
+    expect(places.filter((place) => !layer.has(place))).toEqual([]);
+    expect(SERVICE_LAYERS.flat().length).toBe(layer.size);
+  });
+
+  it('every import points down: to a lower layer or within its own folder', () => {
+    const upward: string[] = [];
+    for (const file of sources) {
+      for (const imported of graph.imports.get(file) ?? []) {
+        if (!imported.startsWith('src/')) continue;
+        const [from, to] = [placeOf(file), placeOf(imported)];
+        if (from !== to && (layer.get(to) ?? -1) <= (layer.get(from) ?? -1)) upward.push(`${file} -> ${imported}`);
+      }
+    }
+    expect(upward).toEqual([]);
+  });
+});

@@ -1,8 +1,9 @@
 import { Command } from 'commander';
 import { afterEach, beforeEach, expect, it, vi } from 'vitest';
 import { registerFeedCommands } from '../../src/cli/feed-commands.js';
-import { isCaptured, requestCapture } from '../../src/feed/capture.js';
+import { isCaptured } from '../../src/feed/capture.js';
 import { currentFeedEpoch } from '../../src/feed/feed-epoch.js';
+import { requestCapture } from '../../src/write/capture.js';
 import { INITIAL_FEED_EPOCH } from '../../src/write/meta-state.js';
 import { describeEachBackend } from '../support/backends.js';
 import { DAY, expectApiError, type FeedWorld, feedWorld, newLead, SECOND, T0, TEAM } from './feed-world.js';

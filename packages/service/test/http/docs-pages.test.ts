@@ -13,7 +13,7 @@ import { buildApp } from '../../src/http/app.js';
 import { DocsPages } from '../../src/http/docs/docs-pages.js';
 import { inlineMarkdown } from '../../src/http/docs/html.js';
 import { operationId, schemaAnchor } from '../../src/http/docs/reference-page.js';
-import { startOpsServer } from '../../src/ops/ops-server.js';
+import { startOpsServer } from '../../src/ops-server.js';
 import { type RunningServer, type ServerOptions, startServer } from '../../src/server.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { expectProblem } from './expect-problem.js';

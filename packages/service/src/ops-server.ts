@@ -1,8 +1,9 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { DOCS_PATH } from '../config.js';
-import { DocsPages } from '../http/docs/docs-pages.js';
-import type { Store } from '../store/store.js';
+import { DOCS_PATH } from './config.js';
+import { DocsPages } from './http/docs/docs-pages.js';
+import type { RedisState } from './ops/metrics.js';
+import type { Store } from './store/store.js';
 
 // The operator listener (docs/operations.md): its own port, off the API's `/v1` surface and its firewall,
 // loopback by default. GET /metrics (Prometheus text), /livez (the process answers), /readyz (the
@@ -17,8 +18,6 @@ export const DEFAULT_OPS_HOST = '127.0.0.1';
 
 /** How long readiness waits for the database before it answers 503. */
 export const READINESS_TIMEOUT_MS = 2000;
-
-export type RedisState = 'up' | 'away' | 'off';
 
 export interface Readiness {
   ready: boolean;
