@@ -1,4 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { createIntegration } from '../src/access/integrations.js';
@@ -12,7 +14,9 @@ import type { CrmEvent } from '../src/write/events.js';
 // Initial-sync throughput: items per second a consumer gets through HTTP (GET /v1/sync/changes at
 // limit=100, following next_cursor until has_more is false, hold-back 0) as a ratio of reading the
 // same rows straight from the database in one process (store.readFeed in pages of 100), same run.
-// Sizes are feed items (arguments; default 10,000 and 1,000,000). Databases are generated once, as
+// A third figure is the floor of any HTTP service here: a bare node:http server replaying, from memory, the
+// exact bytes the API sent for each page, walked by the same client code (fetch, then the page's JSON parsed
+// as a consumer would). Sizes are feed items (arguments; default 10,000 and 1,000,000). Databases are generated once, as
 // client leads (three items each: lead and its two facets) through Crm.applyBatch, and cached under
 // packages/service/.bench/ so reruns reuse them.
 //
@@ -94,7 +98,56 @@ async function direct(path: string): Promise<{ items: number; ms: number }> {
   return { items, ms };
 }
 
-async function http(path: string, key: string): Promise<{ items: number; ms: number; requests: number }> {
+interface Walk {
+  items: number;
+  ms: number;
+  requests: number;
+}
+
+/**
+ * Follows the feed from `origin` as a consumer does (fetch a page, parse it, take its next_cursor) until
+ * has_more is false; `record` sees each page's raw bytes and the query that fetched it.
+ */
+async function walk(
+  origin: string,
+  headers: Record<string, string>,
+  record?: (query: string, body: Buffer) => void,
+): Promise<Walk> {
+  const started = performance.now();
+  let items = 0;
+  let requests = 0;
+  for (let cursor: string | undefined; ; ) {
+    const query = cursor === undefined ? 'limit=100' : `limit=100&cursor=${cursor}`;
+    const response = await fetch(`${origin}/v1/sync/changes?${query}`, { headers });
+    if (response.status !== 200) throw new Error(`HTTP ${response.status}: ${await response.text()}`);
+    const bytes = Buffer.from(await response.arrayBuffer());
+    record?.(query, bytes);
+    const page = JSON.parse(bytes.toString('utf8')) as { data: unknown[]; has_more: boolean; next_cursor: string };
+    requests++;
+    items += page.data.length;
+    cursor = page.next_cursor;
+    if (!page.has_more) break;
+  }
+  return { items, ms: performance.now() - started, requests };
+}
+
+/** The same walk against a bare server that answers each query with the bytes the API answered it with. */
+async function bare(pages: Map<string, Buffer>): Promise<Walk> {
+  const server = createServer((request, response) => {
+    const body = pages.get((request.url ?? '').replace('/v1/sync/changes?', ''));
+    response.writeHead(body ? 200 : 404, { 'content-type': 'application/json; charset=utf-8' });
+    response.end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  try {
+    return await walk(origin, {});
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+  }
+}
+
+async function http(path: string, key: string, pages: Map<string, Buffer>): Promise<Walk> {
   const store = new SqliteStore({ path });
   await store.migrate();
   // No hold-back, and rate limit and quota out of the way: this measures the feed, not the limits.
@@ -112,24 +165,11 @@ async function http(path: string, key: string): Promise<{ items: number; ms: num
     const response = await fetch(`${server.origin}/v1/sync/changes?limit=100${cursor}`, { headers });
     cursor = `&cursor=${((await response.json()) as { next_cursor: string }).next_cursor}`;
   }
-  const started = performance.now();
-  let items = 0;
-  let requests = 0;
   try {
-    for (let cursor: string | undefined; ; ) {
-      const query = cursor === undefined ? 'limit=100' : `limit=100&cursor=${cursor}`;
-      const response = await fetch(`${server.origin}/v1/sync/changes?${query}`, { headers });
-      if (response.status !== 200) throw new Error(`HTTP ${response.status}: ${await response.text()}`);
-      const page = (await response.json()) as { data: unknown[]; has_more: boolean; next_cursor: string };
-      requests++;
-      items += page.data.length;
-      cursor = page.next_cursor;
-      if (!page.has_more) break;
-    }
+    return await walk(server.origin, headers, (query, body) => pages.set(query, body));
   } finally {
     await server.close();
   }
-  return { items, ms: performance.now() - started, requests };
 }
 
 const sizes = process.argv.slice(2).map(Number);
@@ -138,19 +178,22 @@ for (const size of sizes.length ? sizes : [10_000, 1_000_000]) {
   if (!Number.isSafeInteger(size) || size < 1) throw new Error(`not a size: ${size}`);
   const data = await dataset(size);
   const db = await direct(data.path);
-  const api = await http(data.path, data.key);
+  const pages = new Map<string, Buffer>();
+  const api = await http(data.path, data.key, pages);
   if (api.items !== db.items) throw new Error(`HTTP delivered ${api.items} items, the database holds ${db.items}`);
+  const floor = await bare(pages);
+  if (floor.items !== db.items) throw new Error(`the bare server delivered ${floor.items} items, not ${db.items}`);
   const perSecond = (r: { items: number; ms: number }) => r.items / (r.ms / 1000);
   rows.push(
-    `| ${size.toLocaleString('en')} | ${db.items.toLocaleString('en')} | ${Math.round(perSecond(db)).toLocaleString('en')} | ${Math.round(perSecond(api)).toLocaleString('en')} | ${(perSecond(api) / perSecond(db)).toFixed(3)} | ${(api.ms / api.requests).toFixed(2)} |`,
+    `| ${size.toLocaleString('en')} | ${db.items.toLocaleString('en')} | ${Math.round(perSecond(db)).toLocaleString('en')} | ${Math.round(perSecond(api)).toLocaleString('en')} | ${(perSecond(api) / perSecond(db)).toFixed(3)} | ${Math.round(perSecond(floor)).toLocaleString('en')} | ${(perSecond(floor) / perSecond(db)).toFixed(3)} | ${(perSecond(api) / perSecond(floor)).toFixed(3)} | ${(api.ms / api.requests).toFixed(2)} / ${(floor.ms / floor.requests).toFixed(2)} |`,
   );
 }
 process.stdout.write(
   [
     '### Initial sync (SQLite, one consumer, limit=100, hold-back 0)',
     '',
-    '| records | feed items | database items/s | HTTP items/s | HTTP / database | ms per page |',
-    '|---:|---:|---:|---:|---:|---:|',
+    '| records | feed items | database items/s | HTTP items/s | HTTP / database | bare server items/s | bare / database | HTTP / bare | ms per page, API / bare |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...rows,
     '',
   ].join('\n'),
