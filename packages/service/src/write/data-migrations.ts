@@ -48,14 +48,15 @@ export function republish(kinds: readonly RepublishKind[]): StepRun {
     };
     for (const kind of kinds) {
       const source = sourceOf(kind);
-      if (source === 'team') await inChunks(kind, teams);
+      if (source === 'team') {
+        await inChunks(kind, teams);
+        continue;
+      }
       // One team's ids at a time, so memory follows the largest team rather than the database.
-      else
-        for (const team of teams)
-          await inChunks(
-            kind,
-            (await store.findEntities(source, { team })).map((e) => e.id),
-          );
+      for (const team of teams) {
+        const ids = (await store.findEntities(source, { team })).map((e) => e.id);
+        await inChunks(kind, ids);
+      }
     }
   };
 }
