@@ -1,10 +1,12 @@
 import { isAbsolute, resolve } from 'node:path';
+import { systemClock } from '../clock.js';
 import type { Limits } from '../config.js';
 import { parseTrustProxy, type TrustProxy } from '../http/trust-proxy.js';
 import type { OpsAddress } from '../ops-server.js';
 import { ConfigError, parseSetting, readLimits, readSetting, SETTINGS } from '../settings.js';
 import { openStore } from '../store/open-store.js';
 import { DatabaseMissingError, type Store } from '../store/store.js';
+import { runDataMigrations } from '../write/data-migrations.js';
 
 // The CLI's view of the settings (src/settings.ts): a flag wins over its variable, the variable over the
 // default, and every value was checked against its schema before anything is opened.
@@ -30,18 +32,28 @@ export function resolveDbUrl(flag: string | undefined, env: NodeJS.ProcessEnv = 
 
 /**
  * Opens the store that `--db` / `DATABASE_URL` names. `create` (start, serve, demo, ingest, migrate)
- * creates a missing database and applies migrations; otherwise a database that does not exist or is not
- * migrated is refused, so a typo never yields a new empty database.
+ * creates a missing database and applies migrations, then the pending data migrations
+ * (write/data-migrations.ts); otherwise a database that does not exist or is not migrated is refused, so
+ * a typo never yields a new empty database.
  */
 export async function openDb(flag: string | undefined, { create = false } = {}): Promise<Store> {
+  let store: Store;
   try {
-    return await openStore(resolveDbUrl(flag), { create });
+    store = await openStore(resolveDbUrl(flag), { create });
   } catch (error) {
     if (!(error instanceof DatabaseMissingError)) throw error;
     throw new DatabaseMissingError(
       `${error.message}; check --db / DATABASE_URL, or create it with: crm-export migrate${flag ? ` --db '${flag}'` : ''}`,
     );
   }
+  if (!create) return store;
+  try {
+    await runDataMigrations(store, systemClock);
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  return store;
 }
 
 /** `--port`, else `PORT`, else 3000. */

@@ -4,7 +4,7 @@ import type { Limits } from '../config.js';
 import type { OpsAddress } from '../ops-server.js';
 import { readSetting, SETTINGS } from '../settings.js';
 import type { Store } from '../store/store.js';
-import { resolveDbUrl } from './options.js';
+import { openDb } from './options.js';
 
 // `serve --workers N`: N API processes on one port. They share the database and Redis, so limits, quota,
 // lockouts, revocation and cursors behave as if one process answered (docs/deploy.md). The primary only
@@ -81,8 +81,7 @@ export async function runPrimary(settings: WorkersSettings): Promise<PrimaryStar
   }
   await checkListen(settings.host, settings.port);
   // Migrate once here so workers start on the current schema instead of racing for the migration lock.
-  const { openStore } = await import('../store/open-store.js');
-  const store = await openStore(resolveDbUrl(settings.db), { create: true });
+  const store = await openDb(settings.db, { create: true });
   // With an operator listener the primary keeps the store (for readiness) until it exits.
   if (!settings.ops) await store.close();
 

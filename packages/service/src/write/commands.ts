@@ -24,6 +24,7 @@ import {
   setApiDisabled,
   setCapabilityDisabled,
 } from './meta-commands.js';
+import { markDataStep, republishRecords } from './republish-commands.js';
 
 /**
  * Every change of stored state that is not a CRM event (those go through `Crm.apply`, write/crm.ts) is one
@@ -60,6 +61,8 @@ export const COMMANDS = {
   'capture.complete': tx(completeCapture),
   'feed.mark_restore': tx(markRestore),
   'start.record': tx(recordStart),
+  'data.republish': tx(republishRecords),
+  'data.step_applied': tx(markDataStep),
   'audit.append': own((store, entry: AuditEntry) => store.appendAudit(entry)),
   'feed.trim': own((store, input: RetentionTrim) =>
     store.trimFeed(input.removalsBefore, input.supersededBefore, input),

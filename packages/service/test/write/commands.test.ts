@@ -82,6 +82,9 @@ const script = (): { [N in CommandName]?: CommandInput<N> }[] => [
   { 'feed.mark_restore': { tokens: ['epoch1', 'epoch2'] } },
   { 'integration.revoke': { id: 'prn_one', now: NOW + 4000 } },
   { 'start.record': { record: { teams: [TEAM], integration: 'prn_one' } } },
+  { 'data.republish': { kind: 'lead', ids: ['lead_1', 'lead_gone'], now: NOW + 5000 } },
+  { 'data.step_applied': { name: '0001_step', now: NOW + 5000 } },
+  { 'data.step_applied': { name: '0001_step', now: NOW + 6000 } },
 ];
 
 const META_KEYS = [
@@ -94,6 +97,7 @@ const META_KEYS = [
   `holds_data:${TEAM}`,
   'feed_epoch',
   'demo_start',
+  'data_migration:0001_step',
 ];
 const KINDS: EntityKind[] = ['organization', 'team', 'integration', 'api_key'];
 
