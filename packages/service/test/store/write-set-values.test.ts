@@ -18,7 +18,7 @@ const emptySet = (): WriteSet => ({
   appendFeed: [],
 });
 
-describeEachBackend('multi-row writes', (makeStore) => {
+describeEachBackend('multi-row writes', (makeStore, backend) => {
   let store: Store | undefined;
   afterEach(async () => {
     await store?.close();
@@ -100,6 +100,44 @@ describeEachBackend('multi-row writes', (makeStore) => {
     expect(await store.searchLeads({ team: TEAM, email: 'a"b@example.com', after: 0, limit: 10 })).toHaveLength(1);
     expect(await store.readFeed(TEAM, 0, 10)).toEqual(feed);
     expect(await store.feedHead(TEAM)).toBe(2);
+  });
+
+  it('a lone surrogate or a NUL in a state keeps its JSON escape; on PostgreSQL a lone surrogate in a plain column is stored as U+FFFD, as a string parameter sends it', async () => {
+    store = await makeStore();
+    const state = { name: 'x\ud800y', note: 'nul \u0000 here', pair: '\ud83d\ude00', low: '\udc00' };
+    const lead = {
+      kind: 'lead' as const,
+      id: 'lead_s',
+      team: TEAM,
+      lead: null,
+      board: null,
+      stage: null,
+      status: null,
+      email: 'odd\udc00@example.com',
+      phone: null,
+      version: 1,
+      updatedAt: '2026-01-10T10:00:00.000Z',
+      json: JSON.stringify(state),
+    };
+    await store.write(async (tx) => {
+      await tx.lockFeedHead(TEAM);
+      await tx.applyWrites({
+        ...emptySet(),
+        putEntities: [{ kind: 'lead', id: 'lead_s', team: TEAM, parent: null, state }],
+        putRecords: [lead],
+        appendFeed: [
+          { team: TEAM, pos: 1, kind: 'lead', id: 'lead_t', version: 1, recordedAt: 1, body: 'b\ud800', removed: null },
+        ],
+      });
+    });
+    expect((await store.write((tx) => tx.getEntity('lead', 'lead_s')))?.state).toEqual(state);
+    expect((await store.getRecord('lead', 'lead_s'))?.json).toBe(lead.json);
+    // SQLite keeps what its driver makes of such a string; PostgreSQL's single-row writes send UTF-8.
+    if (backend !== 'postgres') return;
+    expect(await store.searchLeads({ team: TEAM, email: 'odd\ufffd@example.com', after: 0, limit: 10 })).toHaveLength(
+      1,
+    );
+    expect((await store.readFeed(TEAM, 0, 10))[0]?.body).toBe('b\ufffd');
   });
 
   it('rows of one write set keep their order: new records get keyset positions in the order they are written', async () => {

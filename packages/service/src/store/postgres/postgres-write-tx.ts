@@ -79,6 +79,28 @@ function entityRows(list: readonly Entity<unknown>[]): readonly Entity<unknown>[
   return list.map((e) => (nested(e.state) ? e : { ...e, state: JSON.stringify(e.state) }));
 }
 
+/** A UTF-16 surrogate without its other half. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/**
+ * The rows of a `recordset` write as its one parameter. JSON.stringify writes a `\u` escape only for a
+ * control character or a lone surrogate; PostgreSQL refuses a lone surrogate or a NUL escaped in JSON,
+ * where the same value as a plain string parameter is sent as UTF-8 (a lone surrogate as U+FFFD) and an
+ * escape inside a state's JSON text is kept as written. So rows holding one go the long way and are
+ * stored as before: each string with its lone surrogates replaced, a nested state as its JSON text.
+ */
+function rowsParam(rows: readonly object[]): string {
+  const text = JSON.stringify(rows);
+  if (!text.includes('\\u')) return text;
+  const plain = (value: unknown) =>
+    typeof value === 'string'
+      ? value.replace(LONE_SURROGATE, '\ufffd')
+      : typeof value === 'object' && value !== null
+        ? JSON.stringify(value)
+        : value;
+  return JSON.stringify(rows.map((row) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, plain(v)]))));
+}
+
 /** A statement and its values: a read `lockedRow` runs with or without its row lock. */
 type Statement = [text: string, values: unknown[]];
 
@@ -287,11 +309,11 @@ export function postgresWriteTx(trx: Db, schema: string): WriteTx {
           ${col(w.deleteEntities, 'id')}::text[]) AS d(kind, id) WHERE e.kind = d.kind AND e.id = d.id`.execute(trx);
       }
       if (w.putEntities.length > 0) {
-        await run(trx, ENTITIES_PUT, [JSON.stringify(entityRows(w.putEntities))]);
+        await run(trx, ENTITIES_PUT, [rowsParam(entityRows(w.putEntities))]);
       }
       if (w.putRecords.length > 0) {
         if (w.supersede.length > 0) await keepSupersededBodies(w.supersede);
-        await run(trx, RECORDS_PUT, [JSON.stringify(w.putRecords)]);
+        await run(trx, RECORDS_PUT, [rowsParam(w.putRecords)]);
       }
       if (w.removeRecords.length > 0) {
         const list = w.removeRecords;
@@ -308,7 +330,7 @@ export function postgresWriteTx(trx: Db, schema: string): WriteTx {
       if (w.appendFeed.length > 0) {
         const list = borrowBodies(w);
         for (const e of list) if (!lockedTeams.has(e.team)) throw new Error(`feed head of ${e.team} is not locked`);
-        await run(trx, FEED_INSERT, [JSON.stringify(list)]);
+        await run(trx, FEED_INSERT, [rowsParam(list)]);
         const heads = new Map<string, number>();
         for (const e of list) heads.set(e.team, Math.max(e.pos, heads.get(e.team) ?? 0));
         await sql`UPDATE feed_heads h SET last_pos = greatest(h.last_pos, v.last_pos)
