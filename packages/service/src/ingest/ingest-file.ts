@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import type { Clock } from '../clock.js';
 import type { Store } from '../store/store.js';
 import { Crm } from '../write/crm.js';
-import { type CrmEvent, checkEvent, stripContent } from '../write/events.js';
+import { type CrmEvent, checkEvent, normaliseEvent, stripContent } from '../write/events.js';
 import { WriteError } from '../write/write-error.js';
 import { DEFAULT_INGEST_BATCH, DEFAULT_STDIN_LIMIT_MIB } from './ingest-defaults.js';
 import { type NumberedLine, ndjsonLines } from './ndjson-lines.js';
@@ -88,7 +88,7 @@ function describe(error: unknown): string {
   return text.split('\n')[0]!.slice(0, 300);
 }
 
-/** A line of the apply pass: its event, or why it no longer validates. */
+/** A line of the apply pass: its event (passed `checkEvent`), or why it no longer validates. */
 type Entry = { line: number; event: CrmEvent } | { line: number; error: LineError };
 
 /** Up to a batch of events read in order, stopped early by the end of the input or by a line that no longer validates. */
@@ -131,7 +131,8 @@ async function applyEntries(
           batch.error = next.value.error;
           return;
         }
-        batch.events.push(next.value.event);
+        // Checked as it was read: put in stored form here, so the write side takes it as is.
+        batch.events.push(normaliseEvent(stripContent(next.value.event)));
         batch.lines.push(next.value.line);
       }
     })();
@@ -155,7 +156,7 @@ async function applyEntries(
       }
       if (current.events.length === 0) break;
       ahead = current.end ? undefined : readBatch();
-      await crm.applyBatch(current.events);
+      await crm.applyBatch(current.events, { checked: true });
       done.events += current.events.length;
       done.batches += 1;
       done.appliedThroughLine = current.lines[current.lines.length - 1]!;

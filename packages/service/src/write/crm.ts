@@ -13,7 +13,7 @@ import {
   startConversation,
   updateConversation,
 } from './conversation-operations.js';
-import { type CrmEvent, type EventOf, type EventType, parseEvent } from './events.js';
+import { type CrmEvent, type EventOf, type EventType, type ParseResult, parseEvent } from './events.js';
 import { merge, submissionDeleted, submissionReceived, transfer } from './lead-family.js';
 import {
   archive,
@@ -41,6 +41,16 @@ import {
 } from './team-operations.js';
 import type { TeamState } from './types.js';
 import { WriteError } from './write-error.js';
+
+/** How `applyBatch` takes its events. */
+export interface ApplyOptions {
+  /**
+   * The events are in stored form already: each passed `checkEvent` and was made by
+   * `normaliseEvent(stripContent(event))` (ingest does so as it reads each line), so they are neither
+   * checked nor copied again. Anything else must leave this off.
+   */
+  checked?: boolean;
+}
 
 type Handler<K extends EventType> = (ctx: WriteContext, event: EventOf<K>, at: string) => Promise<void>;
 
@@ -104,16 +114,15 @@ export class Crm {
 
   /** Applies one event; a `WriteError` means nothing was applied. */
   async apply(event: CrmEvent): Promise<void> {
-    await this.run([event], false);
+    await this.run([parseEvent(event)], false);
   }
 
   /** Applies every event in one transaction: all or nothing; a `WriteError` names the failing event's index. */
-  async applyBatch(events: readonly CrmEvent[]): Promise<void> {
-    await this.run(events, true);
+  async applyBatch(events: readonly CrmEvent[], options: ApplyOptions = {}): Promise<void> {
+    await this.run(options.checked ? events.map((event) => ({ ok: true, event })) : events.map(parseEvent), true);
   }
 
-  private async run(events: readonly CrmEvent[], indexed: boolean): Promise<void> {
-    const parsed = events.map(parseEvent);
+  private async run(parsed: readonly ParseResult[], indexed: boolean): Promise<void> {
     await this.store.write(async (tx) => {
       // Rows are written once per transaction (see CachedTx); `flush` writes them before the commit.
       const cache = new CachedTx(tx, true);

@@ -48,24 +48,58 @@ async function run(db: Db, text: string, values: unknown[]): Promise<Row[]> {
 }
 
 /**
- * Multi-row writes: each column passed as one typed array and unnested, so the statement text and its
- * plan stay the same whatever the number of rows (PostgreSQL's way; SQLite runs a prepared statement per row).
+ * Multi-row writes: the rows passed as one JSON array of row objects (one parameter, serialized by
+ * JSON.stringify) and read back as typed columns by `json_to_recordset`, so the statement text and its
+ * plan stay the same whatever the number of rows (PostgreSQL's way; SQLite runs a prepared statement per
+ * row). Cheaper than a typed array per column, whose literal the driver builds by escaping every quote of
+ * every JSON document in JavaScript. A row object's keys are its field names; `ord` numbers the rows.
  */
-const arrayParams = <T>(columns: readonly Column<T>[]) =>
-  columns.map(([, , type], i) => `$${i + 1}::${type}[]`).join(', ');
-const arrays = <T>(columns: readonly Column<T>[], list: readonly T[]) => columns.map(([, field]) => col(list, field));
+const recordset = <T>(columns: readonly Column<T>[]) =>
+  `ROWS FROM (json_to_recordset($1::json) AS (${columns.map(([, field, type]) => `"${field}" ${type}`).join(', ')}))
+    WITH ORDINALITY AS v(${names(columns)}, ord)`;
 
 /** Inserts or replaces rows in first-write order (their insertion and keyset order); `nulled`: a column written as null. */
-function unnestUpsert<T>(table: string, columns: readonly Column<T>[], upsert: string, nulled = ''): string {
+function recordsetUpsert<T>(table: string, columns: readonly Column<T>[], upsert: string, nulled = ''): string {
   const list = names(columns);
   return `INSERT INTO ${table} (${list}${nulled && `, ${nulled}`})
-    SELECT ${list}${nulled && ', NULL'} FROM unnest(${arrayParams(columns)}) WITH ORDINALITY AS v(${list}, n)
-    ORDER BY n ${upsert}`;
+    SELECT ${list}${nulled && ', NULL'} FROM ${recordset(columns)} ORDER BY ord ${upsert}`;
 }
-const ENTITIES_PUT = unnestUpsert('entities', ENTITY_COLUMNS, ENTITY_UPSERT);
+const ENTITIES_PUT = recordsetUpsert('entities', ENTITY_COLUMNS, ENTITY_UPSERT);
 /** A record written is live: `removed` is null. */
-const RECORDS_PUT = unnestUpsert('records', RECORD_COLUMNS, RECORD_UPSERT, 'removed');
-const FEED_INSERT = `INSERT INTO feed (${names(FEED_COLUMNS)}) SELECT * FROM unnest(${arrayParams(FEED_COLUMNS)})`;
+const RECORDS_PUT = recordsetUpsert('records', RECORD_COLUMNS, RECORD_UPSERT, 'removed');
+const FEED_INSERT = `INSERT INTO feed (${names(FEED_COLUMNS)}) SELECT ${names(FEED_COLUMNS)} FROM ${recordset(FEED_COLUMNS)}`;
+
+/**
+ * Entities as `ENTITIES_PUT` reads them: a state that is an object or array stays one, its JSON text is
+ * then the column's value as JSON.stringify wrote it; any other state goes as its JSON text.
+ */
+function entityRows(list: readonly Entity<unknown>[]): readonly Entity<unknown>[] {
+  const nested = (state: unknown) => typeof state === 'object' && state !== null;
+  if (list.every((e) => nested(e.state))) return list;
+  return list.map((e) => (nested(e.state) ? e : { ...e, state: JSON.stringify(e.state) }));
+}
+
+/** A UTF-16 surrogate without its other half. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/**
+ * The rows of a `recordset` write as its one parameter. JSON.stringify writes a `\u` escape only for a
+ * control character or a lone surrogate; PostgreSQL refuses a lone surrogate or a NUL escaped in JSON,
+ * where the same value as a plain string parameter is sent as UTF-8 (a lone surrogate as U+FFFD) and an
+ * escape inside a state's JSON text is kept as written. So rows holding one go the long way and are
+ * stored as before: each string with its lone surrogates replaced, a nested state as its JSON text.
+ */
+function rowsParam(rows: readonly object[]): string {
+  const text = JSON.stringify(rows);
+  if (!text.includes('\\u')) return text;
+  const plain = (value: unknown) =>
+    typeof value === 'string'
+      ? value.replace(LONE_SURROGATE, '\ufffd')
+      : typeof value === 'object' && value !== null
+        ? JSON.stringify(value)
+        : value;
+  return JSON.stringify(rows.map((row) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, plain(v)]))));
+}
 
 /** A statement and its values: a read `lockedRow` runs with or without its row lock. */
 type Statement = [text: string, values: unknown[]];
@@ -267,19 +301,19 @@ export function postgresWriteTx(trx: Db, schema: string): WriteTx {
         ...w.putEntities.map((e) => lockName('entity', `${e.kind}:${e.id}`)),
         ...w.putRecords.map((r) => lockName('record', `${r.kind}:${r.id}`)),
       ]);
-      // One statement per table and kind of change, the rows passed as arrays (unnest): the statement
-      // text and its plan stay the same whatever the number of rows.
+      // One statement per table and kind of change, the rows passed as one JSON array (upserts and the
+      // feed, see `recordset`) or as arrays of keys (unnest): the statement text and its plan stay the
+      // same whatever the number of rows.
       if (w.deleteEntities.length > 0) {
         await sql`DELETE FROM entities e USING unnest(${col(w.deleteEntities, 'kind')}::text[],
           ${col(w.deleteEntities, 'id')}::text[]) AS d(kind, id) WHERE e.kind = d.kind AND e.id = d.id`.execute(trx);
       }
       if (w.putEntities.length > 0) {
-        const list = w.putEntities.map((e) => ({ ...e, state: JSON.stringify(e.state) }));
-        await run(trx, ENTITIES_PUT, arrays(ENTITY_COLUMNS, list));
+        await run(trx, ENTITIES_PUT, [rowsParam(entityRows(w.putEntities))]);
       }
       if (w.putRecords.length > 0) {
         if (w.supersede.length > 0) await keepSupersededBodies(w.supersede);
-        await run(trx, RECORDS_PUT, arrays(RECORD_COLUMNS, w.putRecords));
+        await run(trx, RECORDS_PUT, [rowsParam(w.putRecords)]);
       }
       if (w.removeRecords.length > 0) {
         const list = w.removeRecords;
@@ -296,7 +330,7 @@ export function postgresWriteTx(trx: Db, schema: string): WriteTx {
       if (w.appendFeed.length > 0) {
         const list = borrowBodies(w);
         for (const e of list) if (!lockedTeams.has(e.team)) throw new Error(`feed head of ${e.team} is not locked`);
-        await run(trx, FEED_INSERT, arrays(FEED_COLUMNS, list));
+        await run(trx, FEED_INSERT, [rowsParam(list)]);
         const heads = new Map<string, number>();
         for (const e of list) heads.set(e.team, Math.max(e.pos, heads.get(e.team) ?? 0));
         await sql`UPDATE feed_heads h SET last_pos = greatest(h.last_pos, v.last_pos)

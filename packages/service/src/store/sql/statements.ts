@@ -12,9 +12,10 @@ const FILTERS = ['board', 'stage', 'status', 'lead'] as const;
 
 /**
  * A written column: its name, the field of the row object its value comes from, and its PostgreSQL type
- * (multi-row writes pass each column as one typed array). A new column of a table is one more line here.
+ * (multi-row writes pass the row objects as one JSON array and read each field back as that type). A new
+ * column of a table is one more line here.
  */
-export type Column<T> = readonly [name: string, field: keyof T & string, arrayType: 'text' | 'integer' | 'bigint'];
+export type Column<T> = readonly [name: string, field: keyof T & string, pgType: 'text' | 'integer' | 'bigint'];
 
 /** An entity as written: its state serialized. */
 export type EntityRow = Omit<Entity<unknown>, 'state'> & { state: string };
