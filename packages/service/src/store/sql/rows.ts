@@ -1,10 +1,8 @@
 import type { FeedKind, RecordKind, RemovalReason } from '../../schemas/enums.js';
 import type * as store from '../store.js';
-import { unpackState } from './entity-state.js';
 
 // The one place database rows become interface objects, for both backends. What the drivers return
-// differs in two ways, each coerced by one function below (and an entity's state is read by
-// `unpackState`, packed bytes on SQLite, JSON text on PostgreSQL):
+// differs in two ways only, each coerced by one function below:
 // - integers: better-sqlite3 returns numbers; pg returns bigint and bigserial columns (seq, pos,
 //   recorded_at, counts) as strings. The interface wants numbers (all far below 2^53): `asNumber`.
 // - joined bytes: SQLite returns a page's joined JSON as a BLOB (a Buffer); PostgreSQL as text: `asBytes`.
@@ -28,7 +26,7 @@ export function toEntity<S>(row: Row | undefined): store.Entity<S> | undefined {
     id: row.id as string,
     team: row.team as string | null,
     parent: row.parent as string | null,
-    state: unpackState<S>(row.state),
+    state: JSON.parse(row.state as string) as S,
   };
 }
 

@@ -1,6 +1,5 @@
 import type { AuditQuery, Entity, FeedRow, ListFilter, RecordRow } from '../store.js';
 import { type Dialect, numberedPlaceholders } from './dialect.js';
-import { packState } from './entity-state.js';
 
 // Every statement both backends run, written once with `?` placeholders; a difference between the
 // databases comes in as a named fragment of the dialect (dialect.ts). `statementsFor` gives a backend's
@@ -59,8 +58,14 @@ export const names = <T>(columns: readonly Column<T>[]): string => columns.map((
 export const valuesOf = <T>(columns: readonly Column<T>[], row: T): unknown[] =>
   columns.map(([, field]) => row[field] ?? null);
 
-/** An entity's values in column order, its state as SQLite stores it (entity-state.ts). */
-export const entityValues = (e: Entity<unknown>): unknown[] => [e.kind, e.id, e.team, e.parent, packState(e.state)];
+/** An entity's values in column order. */
+export const entityValues = (e: Entity<unknown>): unknown[] => [
+  e.kind,
+  e.id,
+  e.team,
+  e.parent,
+  JSON.stringify(e.state),
+];
 
 /** Insert or replace by (kind, id): every column but the key is replaced; a record keeps its keyset position and becomes live. */
 export const ENTITY_UPSERT = upsert(ENTITY_COLUMNS, '');
