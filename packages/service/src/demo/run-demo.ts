@@ -23,6 +23,11 @@ export interface RunDemoOptions extends DemoOptions {
   batchSize?: number;
   /** Drops superseded feed entries of the new teams as it goes (default true; see demo-feed-compaction.ts). */
   compactFeed?: boolean;
+  /**
+   * Rewrites the tables compactly after the demo when the database held no feed before it (default true):
+   * a new database, which nothing serves yet (`Store.reclaimSpace`).
+   */
+  reclaimSpace?: boolean;
   /** Draws a progress bar on this stream (standard error in the command); none when omitted. */
   progress?: NodeJS.WritableStream;
 }
@@ -51,6 +56,7 @@ export async function runDemo(store: Store, options: RunDemoOptions): Promise<De
 
   const teams: string[] = [];
   const started = performance.now();
+  const fresh = (options.reclaimSpace ?? true) && (await store.feedHeadTimes()).length === 0;
   let batch: CrmEvent[] = [];
   let events = 0;
   let leads = 0;
@@ -79,6 +85,8 @@ export async function runDemo(store: Store, options: RunDemoOptions): Promise<De
       events += batch.length;
     }
     if (compactFeed) await compactUnreadFeeds(store, teams, compacted);
+    // Rows replaced and entries dropped along the way leave free space in pages and, on PostgreSQL, dead rows.
+    if (fresh) await store.reclaimSpace?.();
     bar?.update(leads);
   } finally {
     bar?.stop();

@@ -347,6 +347,12 @@ export interface Store {
   feedHeadTimes(): Promise<{ team: string; recordedAt: number }[]>;
   /** Connection pool counts (PostgreSQL only). */
   poolUsage?(): PoolUsage;
+  /**
+   * Rewrites the tables compactly, giving the space of deleted and superseded rows back (SQLite `VACUUM`,
+   * the WAL truncated after it; PostgreSQL `VACUUM FULL`). Locks the whole database while it runs, so only
+   * for a database nothing serves yet: after the demo of a new one.
+   */
+  reclaimSpace?(): Promise<void>;
   /** Closes connections. */
   close(): Promise<void>;
 }

@@ -3,14 +3,17 @@ import type { ActorKind } from '../schemas/enums.js';
 import type { Entity } from '../store/store.js';
 import type { WriteContext } from './context.js';
 import { PENDING, type Projection, publish } from './publish.js';
-import type { ActivityState, LeadState } from './types.js';
+import type { LeadState } from './types.js';
 
 // Activities record one status, stage or assignee transition each and never change once written.
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
-/** Derived from the lead and the activity's place in its history, so replaying events gives the same ids. */
-function activityId(lead: string, seq: number): string {
+/**
+ * Derived from the lead and the activity's place in its history, so replaying events gives the same ids and
+ * a lead's activities are found from its counter alone (no entity per activity is stored).
+ */
+export function activityId(lead: string, seq: number): string {
   const digest = createHash('sha256').update(`${lead}:${seq}`).digest();
   let id = 'act_';
   for (let i = 0; i < 16; i++) id += ALPHABET[(digest[i] ?? 0) % 62];
@@ -73,5 +76,4 @@ export async function recordActivity(
     ...transitionFields(transition),
   };
   await publish(ctx.tx, ctx.clock, 'activity', id, team, projection, { lead: lead.id });
-  await ctx.tx.putEntity<ActivityState>({ kind: 'activity', id, team, parent: lead.id, state: { lead: lead.id } });
 }

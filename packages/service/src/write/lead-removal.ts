@@ -1,5 +1,6 @@
 import type { RemovalReason } from '../schemas/enums.js';
 import type { Entity } from '../store/store.js';
+import { activityId } from './activities.js';
 import type { WriteContext } from './context.js';
 import { removeRecord } from './publish.js';
 import { publishBooking, publishCall, publishConversation, publishLead } from './publishers.js';
@@ -54,9 +55,9 @@ export async function removeLead(ctx: WriteContext, lead: Entity<LeadState>, rea
   for (const booking of await tx.findEntities<BookingState>('booking', { parent: lead.id })) {
     await unlink(ctx, booking, publishBooking);
   }
-  for (const activity of await tx.findEntities('activity', { parent: lead.id })) {
-    await removeRecord(tx, ctx.clock, 'activity', activity.id, team, reason);
-    await tx.deleteEntity('activity', activity.id);
+  // A lead's activities are the ids of its counter's values, oldest first (activities.ts).
+  for (let seq = 1; seq <= lead.state.activitySeq; seq++) {
+    await removeRecord(tx, ctx.clock, 'activity', activityId(lead.id, seq), team, reason);
   }
   for (const submission of await tx.findEntities('submission', { parent: lead.id })) {
     await tx.deleteEntity('submission', submission.id);

@@ -176,8 +176,3 @@ export interface BookingState {
   cancelledAt: string | null;
   createdAt: string;
 }
-
-/** Entities of the activity kind only exist to find a lead's activities when the lead is removed. */
-export interface ActivityState {
-  lead: string;
-}

@@ -19,7 +19,8 @@ import { openSqliteFile } from '../support/sqlite-file.js';
 // Each version's JSON is stored once: a feed entry of its record's current version borrows the record
 // row's JSON, and gets a copy of its own only when the record moves on. Checked through the feed (every
 // entry delivers its own version, before and after the record changes) and in the tables themselves,
-// on a fresh database and on one upgraded in place by migration 0004.
+// on a fresh database and on one upgraded in place by migration 0004. Migration 0005 drops the entities
+// activities no longer have (a lead finds them from its counter): an upgraded database still removes them.
 
 const T0 = '2026-01-10T10:00:00.000Z';
 const TEAM = 'team_A1';
@@ -84,7 +85,7 @@ const openers: Record<string, ((upTo: string) => Promise<Opened>) | undefined> =
     : undefined,
 };
 
-const LATEST = '0004_compact_storage';
+const LATEST = '0005_activities_without_entities';
 const BEFORE = '0003_audit';
 
 const setup: CrmEvent[] = [
@@ -199,6 +200,30 @@ for (const backend of BACKENDS) {
       expect(await store.readFeed(TEAM, 0, 100)).toEqual(before);
       const after = await query(`SELECT id, version, body IS NOT NULL AS own FROM feed WHERE id = 'lead_B'`);
       expect(after.map((r) => [r.id, Number(r.version), Boolean(r.own)])).toEqual([['lead_B', 1, true]]);
+    });
+
+    it('migration 0005 upgrades a database in place: activity entities go, erasing a lead still removes its activities', async () => {
+      const { store, query } = await openAt('0004_compact_storage');
+      const crm = new Crm(store, new ManualClock(Date.parse('2026-01-15T09:00:00.000Z')));
+      await crm.applyBatch([...setup, created('lead_A'), created('lead_B')]);
+      const activities = async (lead: string) =>
+        (await query(`SELECT id, removed FROM records WHERE kind = 'activity' AND lead = '${lead}' ORDER BY seq`)).map(
+          (r) => [r.id, r.removed],
+        );
+      const ofA = (await activities('lead_A')).map(([id]) => id as string);
+      expect(ofA.length).toBeGreaterThan(0);
+      // The write path before 0005 kept an entity per activity under its lead.
+      await store.write(async (tx) => {
+        for (const id of ofA) {
+          await tx.putEntity({ kind: 'activity', id, team: TEAM, parent: 'lead_A', state: { lead: 'lead_A' } });
+        }
+      });
+      await store.migrate();
+      expect(await store.pendingMigrations()).toEqual([]);
+      expect(await query(`SELECT id FROM entities WHERE kind = 'activity'`)).toEqual([]);
+      await crm.applyBatch([{ type: 'lead.erased', at: T0, lead: 'lead_A' }]);
+      expect(await activities('lead_A')).toEqual(ofA.map((id) => [id, 'erased']));
+      expect((await activities('lead_B')).every(([, removed]) => removed === null)).toBe(true);
     });
   });
 }

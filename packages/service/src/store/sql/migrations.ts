@@ -111,11 +111,18 @@ const v4: Up = async (db) => {
   }
 };
 
+// A lead's activities are found from its activity counter (their ids derive from it), so the entity each
+// activity had only to be listed under its lead goes: half the entity rows of a demo and their index entries.
+const v5: Up = async (db) => {
+  await sql`DELETE FROM entities WHERE kind = 'activity'`.execute(db);
+};
+
 const STEPS: Record<string, Up> = {
   '0001_initial': v1,
   '0002_feed_removals': v2,
   '0003_audit': v3,
   '0004_compact_storage': v4,
+  '0005_activities_without_entities': v5,
 };
 
 /** The migrations of one backend, by the names databases record them under. */

@@ -147,6 +147,20 @@ export class SqliteStore extends SqlStore implements Store {
     return run;
   }
 
+  async reclaimSpace(): Promise<void> {
+    const run = this.queue.then(() => {
+      try {
+        this.writer.exec('VACUUM');
+        // VACUUM goes through the WAL: checkpoint it and cut it to nothing, or it stays the size of the file.
+        this.w('PRAGMA wal_checkpoint(TRUNCATE)').get();
+      } catch (err) {
+        throw toStoreError(err);
+      }
+    });
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
   /** A read on the reader connection, its temporary failures turned into `StoreUnavailableError` (unavailable.ts). */
   protected async all(text: string, values: unknown[] = []): Promise<Row[]> {
     try {
