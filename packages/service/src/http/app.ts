@@ -100,9 +100,7 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
 
   const cursors = new CursorCodec();
   // The team checks the pipeline runs for an endpoint bound to a team: refusals, sandbox faults, capture.
-  // Neither check is counted, so the gate asks the access control itself: the counting wrapper has no
-  // `sandboxFaults`, and with metrics on an example team's faults went unanswered.
-  const gate = teamGate(options.access, store);
+  const gate = teamGate(access, store);
   const pages = new PageCache(options.pageCacheBytes ?? DEFAULT_PAGE_CACHE_BYTES);
   metrics?.watch({ pageCache: pages });
   const deps: HttpDeps = {

@@ -84,5 +84,7 @@ export function instrumentAccess(access: AccessControl, metrics: Metrics): Acces
         }
       : {}),
     ...(access.inRequest ? { inRequest: access.inRequest.bind(access) } : {}),
+    // Not a limiter decision: passed on as is, so whoever holds the counting wrapper sees the same faults.
+    ...(access.sandboxFaults ? { sandboxFaults: access.sandboxFaults.bind(access) } : {}),
   };
 }
