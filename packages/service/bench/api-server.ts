@@ -3,18 +3,21 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
-import { createAccessControl } from '../src/access/create-access-control.js';
-import { redisClientOptions } from '../src/access/limits/redis-health.js';
-import { systemClock } from '../src/clock.js';
-import { DEFAULT_LIMITS, type Limits } from '../src/config.js';
-import { buildApp } from '../src/http/app.js';
-import { Metrics } from '../src/ops/metrics.js';
-import { createLogger } from '../src/server.js';
-import { PostgresStore } from '../src/store/postgres/postgres-store.js';
-import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
+import type { Limits } from '../src/config.js';
 import type { Store } from '../src/store/store.js';
 import { type AccessMode, openAccess, withoutLimits } from './bench-access.js';
 import { BENCH_TEAM } from './lead-data.js';
+import {
+  buildApp,
+  createAccessControl,
+  createLogger,
+  DEFAULT_LIMITS,
+  Metrics,
+  PostgresStore,
+  redisClientOptions,
+  SqliteStore,
+  systemClock,
+} from './service.js';
 
 // The API under test, in a process of its own (started by harness.ts): the same buildApp the service
 // runs, over a bench database, with access control as the bench asks. Reports its port and, on request,

@@ -1,5 +1,5 @@
 import type { AccessControl, Principal, Reservation } from '../src/access/access-control.js';
-import { SCOPES } from '../src/schemas/enums.js';
+import { SCOPES } from './service.js';
 
 // Bench-only AccessControl variants, so the cost of each check shows as a ratio (issue 3). Never used
 // by the service: `open` verifies nothing at all.

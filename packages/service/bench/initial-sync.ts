@@ -3,13 +3,9 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
-import { createIntegration } from '../src/access/integrations.js';
-import { systemClock } from '../src/clock.js';
-import { DEFAULT_LIMITS, type Limits } from '../src/config.js';
-import { startServer } from '../src/server.js';
-import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
-import { Crm } from '../src/write/crm.js';
+import type { Limits } from '../src/config.js';
 import type { CrmEvent } from '../src/write/events.js';
+import { Crm, createIntegration, DEFAULT_LIMITS, SqliteStore, startServer, systemClock } from './service.js';
 
 // Initial-sync throughput: items per second a consumer gets through HTTP (GET /v1/sync/changes at
 // limit=100, following next_cursor until has_more is false, hold-back 0) as a ratio of reading the

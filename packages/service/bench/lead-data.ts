@@ -2,13 +2,9 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync 
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { createIntegration } from '../src/access/integrations.js';
-import { systemClock } from '../src/clock.js';
-import { PostgresStore } from '../src/store/postgres/postgres-store.js';
-import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../src/store/store.js';
-import { Crm } from '../src/write/crm.js';
 import type { CrmEvent } from '../src/write/events.js';
+import { Crm, createIntegration, PostgresStore, SqliteStore, systemClock } from './service.js';
 
 // Bench data: one team of N leads written through the write side (Crm.applyBatch, like ingest and the
 // demo), plus an integration whose key reads the team. Generated once and cached under .bench/ (SQLite

@@ -1,8 +1,5 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { CursorCodec, loadCursorSecret } from '../src/cursor-codec.js';
-import { encodeListCursor } from '../src/http/cursor.js';
-import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import type { ApiServerConfig } from './api-server.js';
 import { summariseProfiles } from './cpu-profile.js';
 import {
@@ -20,6 +17,7 @@ import {
   type Variant,
 } from './harness.js';
 import { BENCH_TEAM, CACHE_DIR, type LeadData, sqliteLeads } from './lead-data.js';
+import { CursorCodec, encodeListCursor, loadCursorSecret, SqliteStore } from './service.js';
 
 // The read path: GET /v1/leads?limit=100 and GET /v1/leads/{id} with a real key and real access control
 // (memory limiter, limits raised) against a bare node:http server writing, from memory, the bytes the API

@@ -2,10 +2,10 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
-import { DEFAULT_LIMITS } from '../src/config.js';
 import { fmtInt, type LoadPlan, type ServerProcess, table } from './harness.js';
 import { BENCH_TEAM, sqliteLeads } from './lead-data.js';
 import { startApi } from './list-bench.js';
+import { DEFAULT_LIMITS } from './service.js';
 
 // The latency a hung Redis adds to list requests. One API process counts its limits on a
 // redis-server this bench starts (never the shared one); GET /v1/leads?limit=100 is loaded with Redis

@@ -2,8 +2,7 @@ import { copyFileSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
-import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
-import { TRIM_BATCH_ROWS } from '../src/store/store.js';
+import { SqliteStore, TRIM_BATCH_ROWS } from './service.js';
 
 // Retention on SQLite: how long the serving event loop is blocked at most, the one-statement rule it
 // replaced against the batched store.trimFeed (docs/feed.md), on the same copy of one feed. The feed is

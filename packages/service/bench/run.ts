@@ -54,7 +54,7 @@ const USAGE = `npm run bench -- [options]
   --kill-every N             db: milliseconds between two terminations of the API's backends (default 500)
   --profile                  CPU-profile the API under the list load (.bench/profiles/)
   --before DIR               list: also run the API of another checkout of this package (DIR holds
-                             its bench/ and src/), interleaved, for before/after figures of one run
+                             its bench/ and a built dist/), interleaved, for before/after figures of one run
   --redis URL                Redis for the limiter (default REDIS_URL or redis://127.0.0.1:6379)
   --out FILE                 where the report goes (default .bench/results.md)`;
 

@@ -11,16 +11,11 @@ import {
 } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
-import { systemClock } from '../src/clock.js';
-import { demoEvents } from '../src/demo/demo-generator.js';
-import { runDemo } from '../src/demo/run-demo.js';
-import { ingestFile } from '../src/ingest/ingest-file.js';
-import { PostgresStore } from '../src/store/postgres/postgres-store.js';
-import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../src/store/store.js';
-import { type CrmEvent, EVENT_TYPES } from '../src/write/events.js';
+import type { CrmEvent } from '../src/write/events.js';
 import { fmtInt, fmtRatio } from './harness.js';
 import { CACHE_DIR, pgBenchUrl } from './lead-data.js';
+import { demoEvents, EVENT_TYPES, ingestFile, PostgresStore, runDemo, SqliteStore, systemClock } from './service.js';
 
 // The write side's throughput and footprint: `crm-export ingest` of one NDJSON file holding every event
 // type in the demo's realistic mix, into a fresh SQLite file and a fresh PostgreSQL schema in the same
@@ -102,7 +97,7 @@ async function ingestData(leads: number): Promise<{ path: string; events: number
 }
 
 /** A fresh SQLite file under .bench/ (removed first). */
-function freshSqlite(name: string): SqliteStore {
+function freshSqlite(name: string): InstanceType<typeof SqliteStore> {
   const path = `${CACHE_DIR}${name}.db`;
   for (const suffix of ['', '-wal', '-shm']) rmSync(path + suffix, { force: true });
   return new SqliteStore({ path });
@@ -111,7 +106,9 @@ function freshSqlite(name: string): SqliteStore {
 const fileBytes = (path: string) => (existsSync(path) ? statSync(path).size : 0);
 
 /** A fresh schema in the bench database (dropped first); `drop` removes it after the run. */
-async function freshPostgres(schema: string): Promise<{ store: PostgresStore; url: string; drop(): Promise<void> }> {
+async function freshPostgres(
+  schema: string,
+): Promise<{ store: InstanceType<typeof PostgresStore>; url: string; drop(): Promise<void> }> {
   const url = await pgBenchUrl();
   const run = async (sql: string) => {
     const client = new pg.Client({ connectionString: url });
