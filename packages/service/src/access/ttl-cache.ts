@@ -33,6 +33,9 @@ export class TtlCache<K extends string, V> {
 
   async get(key: K, load: () => Promise<V>): Promise<V> {
     if (!this.cache) return load();
+    // A fresh entry straight from the map; `fetch` (misses, expired entries, loads in flight) costs more.
+    const fresh = this.cache.get(key);
+    if (fresh) return fresh.value;
     const box = await this.cache.fetch(key, { context: load });
     return (box as Box<V>).value;
   }

@@ -20,10 +20,14 @@ export interface RefusingLock extends LockCheck {
 /** Whole seconds, rounded up and at least 1, so a Retry-After is never shorter than the real wait. */
 export const wholeSeconds = (ms: number): number => Math.max(1, Math.ceil(ms / 1000));
 
+/** The day `utcDay` last formatted: every request asks, and the answer changes once a day. */
+let formatted = { start: Number.NaN, day: '' };
+
 /** The UTC date of `ms` (the quota counter's key) and the ms until the next 00:00 UTC. */
 export function utcDay(ms: number): { day: string; msToMidnight: number } {
   const start = Math.floor(ms / DAY_MS) * DAY_MS;
-  return { day: new Date(start).toISOString().slice(0, 10), msToMidnight: start + DAY_MS - ms };
+  if (formatted.start !== start) formatted = { start, day: new Date(start).toISOString().slice(0, 10) };
+  return { day: formatted.day, msToMidnight: start + DAY_MS - ms };
 }
 
 type LimitsUsed = Pick<Limits, 'itemsPerMinute' | 'readRequestsPerMinute' | 'dailyItemQuota' | 'rateWindowSeconds'>;

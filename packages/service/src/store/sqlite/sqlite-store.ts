@@ -60,6 +60,8 @@ export class SqliteStore extends SqlStore implements Store {
   private queue: Promise<unknown> = Promise.resolve();
   /** Set when a transaction erased a record: its old versions may still be in WAL frames until a checkpoint. */
   private scrubWal = false;
+  /** Feed heads read since the database last changed (`heads.version`, the reader's `data_version`). */
+  private heads = { version: -1, byTeam: new Map<string, number>() };
 
   constructor(options: SqliteStoreOptions) {
     super(SQLITE);
@@ -159,6 +161,29 @@ export class SqliteStore extends SqlStore implements Store {
     });
     this.queue = run.catch(() => undefined);
     return run;
+  }
+
+  /**
+   * A team's feed head, asked by every list request that may be answered from the page cache. The reader's
+   * `data_version` changes whenever another connection (this store's writer, another process) commits, and
+   * is cheaper to read than the head: heads are read again only after a change.
+   */
+  override async feedHead(team: string): Promise<number> {
+    let version: number;
+    try {
+      version = Number(this.r('PRAGMA data_version').get()?.data_version);
+    } catch (err) {
+      throw toStoreError(err);
+    }
+    if (version !== this.heads.version) this.heads = { version, byTeam: new Map() };
+    let head = this.heads.byTeam.get(team);
+    if (head === undefined) {
+      head = await super.feedHead(team);
+      // Bounded: a process serving very many teams starts over rather than growing.
+      if (this.heads.byTeam.size >= 10_000) this.heads.byTeam.clear();
+      this.heads.byTeam.set(team, head);
+    }
+    return head;
   }
 
   /** A read on the reader connection, its temporary failures turned into `StoreUnavailableError` (unavailable.ts). */
