@@ -180,16 +180,19 @@ for (const size of sizes.length ? sizes : [10_000, 1_000_000]) {
   const floor = await bare(pages);
   if (floor.items !== db.items) throw new Error(`the bare server delivered ${floor.items} items, not ${db.items}`);
   const perSecond = (r: { items: number; ms: number }) => r.items / (r.ms / 1000);
+  // A consumer asks for a page once it has the one before (the cursor is in it), so an API can do no
+  // better than reading the rows and then sending the bytes: the database walk plus the bare walk.
+  const readThenSend = { items: db.items, ms: db.ms + floor.ms };
   rows.push(
-    `| ${size.toLocaleString('en')} | ${db.items.toLocaleString('en')} | ${Math.round(perSecond(db)).toLocaleString('en')} | ${Math.round(perSecond(api)).toLocaleString('en')} | ${(perSecond(api) / perSecond(db)).toFixed(3)} | ${Math.round(perSecond(floor)).toLocaleString('en')} | ${(perSecond(floor) / perSecond(db)).toFixed(3)} | ${(perSecond(api) / perSecond(floor)).toFixed(3)} | ${(api.ms / api.requests).toFixed(2)} / ${(floor.ms / floor.requests).toFixed(2)} |`,
+    `| ${size.toLocaleString('en')} | ${db.items.toLocaleString('en')} | ${Math.round(perSecond(db)).toLocaleString('en')} | ${Math.round(perSecond(api)).toLocaleString('en')} | ${(perSecond(api) / perSecond(db)).toFixed(3)} | ${Math.round(perSecond(floor)).toLocaleString('en')} | ${(perSecond(floor) / perSecond(db)).toFixed(3)} | ${(perSecond(api) / perSecond(floor)).toFixed(3)} | ${(perSecond(readThenSend) / perSecond(db)).toFixed(3)} | ${(api.ms / api.requests).toFixed(2)} / ${(floor.ms / floor.requests).toFixed(2)} / ${((db.ms / db.items) * 100).toFixed(2)} |`,
   );
 }
 process.stdout.write(
   [
     '### Initial sync (SQLite, one consumer, limit=100, hold-back 0)',
     '',
-    '| records | feed items | database items/s | HTTP items/s | HTTP / database | bare server items/s | bare / database | HTTP / bare | ms per page, API / bare |',
-    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| records | feed items | database items/s | HTTP items/s | HTTP / database | bare server items/s | bare / database | HTTP / bare | read then send / database | ms per page: API / bare / database |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...rows,
     '',
   ].join('\n'),

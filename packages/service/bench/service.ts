@@ -11,6 +11,9 @@ export const { createAccessControl } = (await dist(
 export const { createIntegration } = (await dist(
   'access/integrations.js',
 )) as typeof import('../src/access/integrations.js');
+export const { limitScripts } = (await dist(
+  'access/limits/redis-scripts.js',
+)) as typeof import('../src/access/limits/redis-scripts.js');
 export const { redisClientOptions } = (await dist(
   'access/limits/redis-health.js',
 )) as typeof import('../src/access/limits/redis-health.js');
