@@ -17,6 +17,8 @@ export interface ServerProcess {
   maxRssKb(): Promise<number>;
   /** Resident set size now, KiB, and (API server, Linux) its anonymous and file-backed parts. */
   rss(): Promise<Rss>;
+  /** Heap used and external buffers after a full collection, KiB (API server with `--expose-gc`; else without one). */
+  heapAfterGcKb(): Promise<number>;
   /** CPU time (user + system) the process has used so far, microseconds. */
   cpuUs(): Promise<number>;
   /** Starts the CPU profiler (API server only); `profileStop` writes the .cpuprofile to `path`. */
@@ -61,6 +63,11 @@ export async function startServerProcess(
       new Promise((resolve) => {
         child.once('message', (m: Rss) => resolve(m));
         child.send('rss-now');
+      }),
+    heapAfterGcKb: () =>
+      new Promise((resolve) => {
+        child.once('message', (m: { heapUsedKb: number }) => resolve(m.heapUsedKb));
+        child.send('heap-after-gc');
       }),
     cpuUs: () =>
       new Promise((resolve) => {

@@ -17,7 +17,7 @@ import {
   type Variant,
 } from './harness.js';
 import { BENCH_TEAM, CACHE_DIR, type LeadData, sqliteLeads } from './lead-data.js';
-import { CursorCodec, encodeListCursor, loadCursorSecret, SqliteStore } from './service.js';
+import { CursorCodec, DEFAULT_PAGE_CACHE_BYTES, encodeListCursor, loadCursorSecret, SqliteStore } from './service.js';
 
 // The read path: GET /v1/leads?limit=100 and GET /v1/leads/{id} with a real key and real access control
 // (memory limiter, limits raised) against a bare node:http server writing, from memory, the bytes the API
@@ -51,9 +51,13 @@ export const LIST_TARGETS = {
   rssAfterOverStart: 1.25,
 } as const;
 
-export async function startApi(config: ApiServerConfig, packageDir?: string): Promise<ServerProcess> {
+export async function startApi(
+  config: ApiServerConfig,
+  packageDir?: string,
+  nodeFlags: string[] = [],
+): Promise<ServerProcess> {
   const script = packageDir ? resolve(packageDir, 'bench/api-server.ts') : './api-server.ts';
-  return startServerProcess(script, [JSON.stringify(config)]);
+  return startServerProcess(script, [JSON.stringify(config)], { nodeFlags });
 }
 
 interface Paths {
@@ -135,16 +139,21 @@ async function rssGrowth(
   paths: Paths,
   plan: LoadPlan,
   packageDir?: string,
-): Promise<{ start: Rss; after: Rss }> {
-  const server = await startApi({ url: data.url, access: 'memory' }, packageDir);
+): Promise<{ start: Rss; after: Rss; heapKb?: { start: number; after: number } }> {
+  // This checkout's server also says what its heap holds after a full collection, once its RSS is read.
+  const ownServer = packageDir === undefined;
+  const server = await startApi({ url: data.url, access: 'memory' }, packageDir, ownServer ? ['--expose-gc'] : []);
   try {
     const start = await server.rss();
+    const heapStart = ownServer ? await server.heapAfterGcKb() : undefined;
     const headers = { authorization: `Bearer ${data.key}` };
     for (const rotation of [paths.pages, [paths.first], [paths.deep], paths.leads]) {
       const result = await load(server.origin, headers, plan.seconds, plan.connections, rotation);
       if (result.non2xx > 0 || result.errors > 0) throw new Error('memory run: requests refused');
     }
-    return { start, after: await server.rss() };
+    const after = await server.rss();
+    if (heapStart === undefined) return { start, after };
+    return { start, after, heapKb: { start: heapStart, after: await server.heapAfterGcKb() } };
   } finally {
     await server.stop();
   }
@@ -346,6 +355,15 @@ export async function listBench(options: ListBenchOptions): Promise<string> {
             `${fmtRatio(rssRatio)} (${mb(rss.after.rssKb)} / ${mb(rss.start.rssKb)} MB; anonymous ${mb(rss.after.anonKb)} / ${mb(rss.start.anonKb)}, file-backed ${mb(rss.after.fileKb)} / ${mb(rss.start.fileKb)})`,
             `<= ${LIST_TARGETS.rssAfterOverStart}`,
             met(rssRatio <= LIST_TARGETS.rssAfterOverStart),
+          ],
+          [
+            'heap and buffers kept after a full collection, after load / after start (what the process holds on to)',
+            ...(rssBefore ? [''] : []),
+            rss.heapKb
+              ? `${fmtRatio(rss.heapKb.after / rss.heapKb.start)} (${mb(rss.heapKb.after)} / ${mb(rss.heapKb.start)} MB; page cache at most ${mb(DEFAULT_PAGE_CACHE_BYTES / 1024)} MB)`
+              : '-',
+            '',
+            '',
           ],
           [
             `generating ${fmtInt(data.leads)} leads (write side, SQLite)`,

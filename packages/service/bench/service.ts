@@ -25,6 +25,9 @@ export const { CursorCodec, loadCursorSecret } = (await dist(
 export const { demoEvents } = (await dist('demo/demo-generator.js')) as typeof import('../src/demo/demo-generator.js');
 export const { runDemo } = (await dist('demo/run-demo.js')) as typeof import('../src/demo/run-demo.js');
 export const { buildApp } = (await dist('http/app.js')) as typeof import('../src/http/app.js');
+export const { DEFAULT_PAGE_CACHE_BYTES } = (await dist(
+  'http/page-cache.js',
+)) as typeof import('../src/http/page-cache.js');
 export const { encodeListCursor } = (await dist('http/cursor.js')) as typeof import('../src/http/cursor.js');
 export const { ingestFile } = (await dist('ingest/ingest-file.js')) as typeof import('../src/ingest/ingest-file.js');
 export const { Metrics } = (await dist('ops/metrics.js')) as typeof import('../src/ops/metrics.js');
