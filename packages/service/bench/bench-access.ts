@@ -44,7 +44,7 @@ export function openAccess(teams: readonly string[]): AccessControl {
  */
 export function withoutLimits(real: AccessControl): AccessControl {
   return {
-    firewallBlocked: (ip, wellFormed) => real.firewallBlocked(ip, wellFormed),
+    firewallBlocked: (ip, wellFormed, _deferred, budget) => real.firewallBlocked(ip, wellFormed, undefined, budget),
     checkSwitches: (endpoint) => real.checkSwitches(endpoint),
     authenticate: ({ deferred: _deferred, ...request }) => real.authenticate(request),
     requireScope: (principal, scope) => real.requireScope(principal, scope),

@@ -1,4 +1,7 @@
 import type { Scope } from '../schemas/enums.js';
+import type { RequestBudget } from './limits/redis-health.js';
+
+export type { RequestBudget } from './limits/redis-health.js';
 
 // The contract between the HTTP layer and access control. The HTTP layer calls these in the order
 // documented in docs/auth.md; each throws an `ApiError` with the spec's code when a check fails.
@@ -59,6 +62,8 @@ export interface AccessRequest {
   ip: string;
   /** The request's lock checks left to its charge; the address lockout joins them (absent: checked at once). */
   deferred?: DeferredLocks | undefined;
+  /** The request's Redis time (every method that may wait on Redis takes it): at most one budget in all. */
+  budget?: RequestBudget | undefined;
 }
 
 /** Where a deferred lock check stands: waiting for the charge, or what the check found. */
@@ -92,7 +97,12 @@ export interface AccessControl {
    * Firewall budget of an address; true when the firewall must answer a plain 429. With `deferred` and a
    * well-formed key, the block is left to the charge (`deferred.firewall` pending) when the implementation can.
    */
-  firewallBlocked(ip: string, hasWellFormedKey: boolean, deferred?: DeferredLocks): Promise<boolean>;
+  firewallBlocked(
+    ip: string,
+    hasWellFormedKey: boolean,
+    deferred?: DeferredLocks,
+    budget?: RequestBudget,
+  ): Promise<boolean>;
   /** Operator switches: throws `api_disabled` or `capability_disabled` for this endpoint. */
   checkSwitches(endpoint: string): Promise<void>;
   /** Verifies the key and the request's address; counts failures and applies lockouts. */
@@ -112,17 +122,16 @@ export interface AccessControl {
     items: number,
     countsTowardQuota: boolean,
     deferred?: DeferredLocks,
+    budget?: RequestBudget,
   ): Promise<Reservation>;
   /**
    * Checks the request's pending locks now (it is answered before its charge): throws `FirewallBlockedError`
    * or the lockout's `rate_limited` when one holds. Present whenever the implementation defers locks.
    */
-  checkDeferred?(deferred: DeferredLocks): Promise<void>;
+  checkDeferred?(deferred: DeferredLocks, budget?: RequestBudget): Promise<void>;
   /**
    * Sandbox faults of an example team (docs/testing-your-consumer.md): whether it answers as not prepared
    * and the endpoints switched off for it. Undefined for a live key; absent in access controls without sandbox.
    */
   sandboxFaults?(principal: Principal, team: string): Promise<TeamSandboxFaults | undefined>;
-  /** Runs one request's work with its own Redis time budget (docs/limits.md); absent without limits. */
-  inRequest?<T>(work: () => T): T;
 }

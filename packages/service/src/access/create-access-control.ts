@@ -24,6 +24,7 @@ import type {
   DeferredLocks,
   Principal,
   RateClass,
+  RequestBudget,
   Reservation,
 } from './access-control.js';
 import { allowlistAllows } from './allowlist.js';
@@ -70,8 +71,6 @@ interface TeamRecord {
 export function createAccessControl(options: AccessControlOptions): AccessControl & {
   /** Counters of an integration and its keys (for `admin usage`). */
   usage(integrationId: string, keyIds: readonly string[]): Promise<UsageReport>;
-  /** Runs one request's work with its own Redis time budget. */
-  inRequest<T>(work: () => T): T;
   /** True while the limits are counted on Redis (false without Redis, or while it is away). */
   readonly redisUp: boolean;
   /** Stops the Redis probe; call before closing the Redis client. */
@@ -142,10 +141,14 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
    * Checks the pending locks of `deferred`, then `extra`, in one round trip: throws the refusal of a pending
    * lock that holds, else returns the index in `extra` of the first that holds (-1 when none does).
    */
-  const checkLocks = async (deferred: DeferredLocks | undefined, extra: readonly RefusingLock[] = []) => {
+  const checkLocks = async (
+    deferred: DeferredLocks | undefined,
+    budget: RequestBudget | undefined,
+    extra: readonly RefusingLock[] = [],
+  ) => {
     const pending = pendingLocks(deferred);
     if (pending.length === 0 && extra.length === 0) return -1;
-    const charged = await counters.charge([...pending.map((p) => p.lock), ...extra], clock.now(), []);
+    const charged = await counters.charge([...pending.map((p) => p.lock), ...extra], clock.now(), [], budget);
     const held = !charged.ok && 'lock' in charged ? charged.lock : -1;
     if (deferred) record(deferred, pending, held);
     if (held >= 0 && held < pending.length) throw (pending[held] as (typeof pending)[number]).lock.refusal();
@@ -153,23 +156,23 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
   };
   /** A refusal of `authenticate`: the deferred locks answer first; `count` failures toward the lockout. */
   const refuse = async (
-    deferred: DeferredLocks | undefined,
+    request: { deferred?: DeferredLocks | undefined; budget?: RequestBudget | undefined },
     error: ApiError,
     count?: { ip: string; keyId?: string },
   ): Promise<never> => {
-    await checkLocks(deferred);
-    if (count) await lockout.recordFailure(count.ip, count.keyId);
+    await checkLocks(request.deferred, request.budget);
+    if (count) await lockout.recordFailure(count.ip, count.keyId, request.budget);
     throw error;
   };
 
   return {
-    async firewallBlocked(ip, hasWellFormedKey, deferred) {
+    async firewallBlocked(ip, hasWellFormedKey, deferred, budget) {
       // A request with a well-formed key is charged before it reads anything: its block is checked then.
       if (deferred && hasWellFormedKey) {
         deferred.firewall = 'pending';
         return false;
       }
-      return firewall.blocked(ip, hasWellFormedKey);
+      return firewall.blocked(ip, hasWellFormedKey, budget);
     },
 
     async checkSwitches(endpoint: string): Promise<void> {
@@ -179,39 +182,39 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
     },
 
     async authenticate(request: AccessRequest): Promise<Principal> {
-      const { ip, deferred } = request;
+      const { ip, deferred, budget } = request;
       if (deferred) deferred.address = 'pending';
-      else if (await lockout.ipLocked(ip)) throw new ApiError('rate_limited', undefined, lockout.retryAfter);
+      else if (await lockout.ipLocked(ip, budget)) throw new ApiError('rate_limited', undefined, lockout.retryAfter);
       const token = bearerToken(request.authorization);
       if (token !== undefined && request.origin !== undefined && looksLikeSecretKey(token)) {
-        return refuse(deferred, new ApiError('secret_key_in_browser'));
+        return refuse(request, new ApiError('secret_key_in_browser'));
       }
       const parsed = token === undefined ? null : parseKey(token);
-      if (token === undefined || parsed === null) return refuse(deferred, new ApiError('invalid_credentials'), { ip });
+      if (token === undefined || parsed === null) return refuse(request, new ApiError('invalid_credentials'), { ip });
       const record = await loadKey(parsed.lookupId);
-      if (!record) return refuse(deferred, new ApiError('invalid_credentials'), { ip });
+      if (!record) return refuse(request, new ApiError('invalid_credentials'), { ip });
       const pepper = await getPepper(store);
       if (!keyMatches(pepper, token, record.key.state.digest)) {
         // The deferred locks and the key's lock in one round trip.
-        if ((await checkLocks(deferred, [lockout.keyLock(record.key.id)])) === 0) {
-          await lockout.recordFailure(ip);
+        if ((await checkLocks(deferred, budget, [lockout.keyLock(record.key.id)])) === 0) {
+          await lockout.recordFailure(ip, undefined, budget);
           throw new ApiError('rate_limited', undefined, lockout.retryAfter);
         }
-        return refuse(undefined, new ApiError('invalid_credentials'), { ip, keyId: record.key.id });
+        return refuse({ budget }, new ApiError('invalid_credentials'), { ip, keyId: record.key.id });
       }
       // From here the key is genuine: refusals are not counted as failed attempts.
       const status = effectiveKeyStatus(record.key.state, clock.now());
-      if (status === 'expired') return refuse(deferred, new ApiError('key_expired'));
+      if (status === 'expired') return refuse(request, new ApiError('key_expired'));
       if (status === 'revoked' || record.integration?.state.status !== 'active') {
-        return refuse(deferred, new ApiError('invalid_credentials'));
+        return refuse(request, new ApiError('invalid_credentials'));
       }
       const integration = record.integration;
-      if (!allowlistAllows(integration.state.allowlist, ip)) return refuse(deferred, new ApiError('ip_not_allowed'));
+      if (!allowlistAllows(integration.state.allowlist, ip)) return refuse(request, new ApiError('ip_not_allowed'));
       if (!integration.state.livemode) {
         // A sandbox lockout answers as the failed-authentication lockout does (docs/testing-your-consumer.md).
         const until = parseSandboxIntegration(await meta(sandboxIntegrationKey(integration.id))).lockedUntil;
         if (until !== undefined && clock.now() < until)
-          return refuse(deferred, new ApiError('rate_limited', undefined, secondsUntil(until, clock.now())));
+          return refuse(request, new ApiError('rate_limited', undefined, secondsUntil(until, clock.now())));
       }
       return {
         integrationId: integration.id,
@@ -242,6 +245,7 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
       items: number,
       countsTowardQuota: boolean,
       deferred?: DeferredLocks,
+      budget?: RequestBudget,
     ): Promise<Reservation> {
       const sandbox = await sandboxOf(principal);
       if (sandbox) {
@@ -249,10 +253,10 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
         // As a spent day or minute would answer: the day first, nothing counted.
         const day = sandbox.quotaExceededUntil;
         if (countsTowardQuota && day !== undefined && now < day)
-          return refuse(deferred, new ApiError('quota_exceeded', undefined, wholeSeconds(day - now)));
+          return refuse({ deferred, budget }, new ApiError('quota_exceeded', undefined, wholeSeconds(day - now)));
         const minute = sandbox.rateLimitedUntil;
         if (minute !== undefined && now < minute)
-          return refuse(deferred, new ApiError('rate_limited', undefined, wholeSeconds(minute - now)));
+          return refuse({ deferred, budget }, new ApiError('rate_limited', undefined, wholeSeconds(minute - now)));
       }
       const pending = pendingLocks(deferred);
       let held = -1;
@@ -264,7 +268,14 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
         },
       }));
       try {
-        const reservation = await rates.reserve(principal.integrationId, rateClass, items, countsTowardQuota, locks);
+        const reservation = await rates.reserve(
+          principal.integrationId,
+          rateClass,
+          items,
+          countsTowardQuota,
+          locks,
+          budget,
+        );
         if (deferred) record(deferred, pending, -1);
         return reservation;
       } catch (error) {
@@ -274,8 +285,8 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
       }
     },
 
-    checkDeferred: async (deferred) => {
-      await checkLocks(deferred);
+    checkDeferred: async (deferred, budget) => {
+      await checkLocks(deferred, budget);
     },
 
     async sandboxFaults(principal: Principal, team: string) {
@@ -287,7 +298,6 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
       };
     },
 
-    inRequest: (work) => counters.inRequest(work),
     get redisUp() {
       return counters.redisUp;
     },

@@ -119,6 +119,7 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
   app.decorateRequest('reservation', null);
   app.decorateRequest('itemsReturned', 0);
   app.decorateRequest('deferredLocks', null);
+  app.decorateRequest('redisBudget', null);
   app.decorateRequest('errorCode', null);
   app.decorateRequest('refusal', null);
   app.decorateRequest('team', null);
@@ -136,11 +137,6 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
   app.addHook('onReady', async () => {
     cursors.setSecret(await loadCursorSecret(store));
   });
-  // Each request gets its own Redis time budget, spent by the firewall, the key checks and the charge alike.
-  if (access.inRequest) {
-    const inRequest = access.inRequest.bind(access);
-    app.addHook('onRequest', (_request, _reply, done) => inRequest(done));
-  }
   app.addHook('onRequest', firewall(access, limits));
   app.addHook('preValidation', accessHook(access));
   app.addHook('preHandler', chargeHook(access));

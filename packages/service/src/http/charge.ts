@@ -1,5 +1,12 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AccessControl, BudgetWindow, DeferredLocks, RateClass, Reservation } from '../access/access-control.js';
+import type {
+  AccessControl,
+  BudgetWindow,
+  DeferredLocks,
+  RateClass,
+  RequestBudget,
+  Reservation,
+} from '../access/access-control.js';
 import { DEFAULT_PAGE_SIZE } from '../schemas/params.js';
 
 // Every authenticated request is paid for before the route reads anything (docs/limits.md, "What a request
@@ -24,6 +31,8 @@ declare module 'fastify' {
     itemsReturned: number;
     /** The lock checks of the address left to the charge (set by the firewall on charged routes). */
     deferredLocks: DeferredLocks | null;
+    /** The request's Redis time (set by the firewall on every request it lets through). */
+    redisBudget: RequestBudget | null;
   }
 }
 
@@ -47,6 +56,7 @@ export function chargeHook(access: AccessControl) {
       count,
       quota,
       request.deferredLocks ?? undefined,
+      request.redisBudget ?? undefined,
     );
   };
 }

@@ -41,7 +41,12 @@ export function firewall(access: AccessControl, limits: Limits) {
     // whatever answers before the charge has them checked first (`lockAnswers` in app.ts).
     const deferred: DeferredLocks | undefined =
       endpoint && endpoint.caller !== 'no_key' && endpoint.charge ? { ip: request.ip } : undefined;
-    if (await access.firewallBlocked(request.ip, wellFormed, deferred)) return sendPlain(reply, 429, 'firewall_budget');
+    // The request's Redis time, spent by the firewall, the key checks and the charge alike (docs/limits.md).
+    const budget = { spentMs: 0 };
+    request.redisBudget = budget;
+    if (await access.firewallBlocked(request.ip, wellFormed, deferred, budget)) {
+      return sendPlain(reply, 429, 'firewall_budget');
+    }
     request.deferredLocks = deferred ?? null;
 
     reply.header('service-request-id', request.id);
@@ -75,6 +80,7 @@ export function accessHook(access: AccessControl) {
         origin: request.headers.origin,
         ip: request.ip,
         deferred: request.deferredLocks ?? undefined,
+        budget: request.redisBudget ?? undefined,
       });
     } catch (error) {
       // Logged at warn with the client's address (request-log.ts); a Redis or database fault is not a refusal.
@@ -105,7 +111,7 @@ export function lockAwareErrorHandler(access: AccessControl) {
     const deferred = request.deferredLocks;
     const pending = deferred && (deferred.firewall === 'pending' || deferred.address === 'pending');
     if (!pending || !access.checkDeferred) return answer(error, request, reply);
-    return access.checkDeferred(deferred).then(
+    return access.checkDeferred(deferred, request.redisBudget ?? undefined).then(
       () => answer(error, request, reply),
       (lockRefusal: unknown) => answer(lockRefusal, request, reply),
     );

@@ -1,4 +1,9 @@
-import { type AccessControl, type DeferredLocks, FirewallBlockedError } from '../access/access-control.js';
+import {
+  type AccessControl,
+  type DeferredLocks,
+  FirewallBlockedError,
+  type RequestBudget,
+} from '../access/access-control.js';
 import { ApiError } from '../errors/catalogue.js';
 import type { Metrics } from './metrics.js';
 
@@ -29,8 +34,8 @@ export function instrumentAccess(access: AccessControl, metrics: Metrics): Acces
     return held;
   };
   return {
-    async firewallBlocked(ip, hasWellFormedKey, deferred) {
-      const blocked = await access.firewallBlocked(ip, hasWellFormedKey, deferred);
+    async firewallBlocked(ip, hasWellFormedKey, deferred, budget) {
+      const blocked = await access.firewallBlocked(ip, hasWellFormedKey, deferred, budget);
       // Left to the charge: counted when checked.
       if (deferred?.firewall !== 'pending') metrics.limiterDecision('firewall', blocked ? 'refused' : 'allowed');
       return blocked;
@@ -54,11 +59,11 @@ export function instrumentAccess(access: AccessControl, metrics: Metrics): Acces
     },
     requireScope: (principal, scope) => access.requireScope(principal, scope),
     checkTeam: (principal, team) => access.checkTeam(principal, team),
-    async reserve(principal, rateClass, items, countsTowardQuota, deferred) {
+    async reserve(principal, rateClass, items, countsTowardQuota, deferred, budget) {
       const rate = rateClass === 'sync' ? 'rate_sync' : 'rate_read';
       const before = snapshot(deferred);
       try {
-        const reservation = await access.reserve(principal, rateClass, items, countsTowardQuota, deferred);
+        const reservation = await access.reserve(principal, rateClass, items, countsTowardQuota, deferred, budget);
         countChecked(before, deferred);
         metrics.limiterDecision(rate, 'allowed');
         if (countsTowardQuota) metrics.limiterDecision('quota', 'allowed');
@@ -73,17 +78,16 @@ export function instrumentAccess(access: AccessControl, metrics: Metrics): Acces
     },
     ...(access.checkDeferred
       ? {
-          checkDeferred: async (deferred: DeferredLocks) => {
+          checkDeferred: async (deferred: DeferredLocks, budget?: RequestBudget) => {
             const before = snapshot(deferred);
             try {
-              await access.checkDeferred?.(deferred);
+              await access.checkDeferred?.(deferred, budget);
             } finally {
               countChecked(before, deferred);
             }
           },
         }
       : {}),
-    ...(access.inRequest ? { inRequest: access.inRequest.bind(access) } : {}),
     // Not a limiter decision: passed on as is, so whoever holds the counting wrapper sees the same faults.
     ...(access.sandboxFaults ? { sandboxFaults: access.sandboxFaults.bind(access) } : {}),
   };

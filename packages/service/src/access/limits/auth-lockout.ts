@@ -3,6 +3,7 @@ import type { Limits } from '../../config.js';
 import { ApiError } from '../../errors/catalogue.js';
 import type { CounterStore } from './counters.js';
 import type { RefusingLock } from './rate-limits.js';
+import type { RequestBudget } from './redis-health.js';
 
 // Failed-authentication lockout: `authFailuresPerIp` failures from one address in a minute, or
 // `authFailuresPerKey` with one key id, lock that address or key for `authLockSeconds`. The lock fires at
@@ -46,18 +47,20 @@ export class AuthLockout {
     };
   }
 
-  async ipLocked(ip: string): Promise<boolean> {
-    return this.isLocked(await this.ipLocks.lockedUntil(ip));
+  async ipLocked(ip: string, budget?: RequestBudget): Promise<boolean> {
+    return this.isLocked(await this.ipLocks.lockedUntil(ip, budget));
   }
 
-  async keyLocked(keyId: string): Promise<boolean> {
-    return this.isLocked(await this.keyLocks.lockedUntil(keyId));
+  async keyLocked(keyId: string, budget?: RequestBudget): Promise<boolean> {
+    return this.isLocked(await this.keyLocks.lockedUntil(keyId, budget));
   }
 
   /** Counts one failure from `ip` (and against `keyId` when the key id exists) and locks at the threshold. */
-  async recordFailure(ip: string, keyId?: string): Promise<void> {
-    await this.count(this.ipFailures, this.ipLocks, ip, this.limits.authFailuresPerIp);
-    if (keyId !== undefined) await this.count(this.keyFailures, this.keyLocks, keyId, this.limits.authFailuresPerKey);
+  async recordFailure(ip: string, keyId?: string, budget?: RequestBudget): Promise<void> {
+    await this.count(this.ipFailures, this.ipLocks, ip, this.limits.authFailuresPerIp, budget);
+    if (keyId !== undefined) {
+      await this.count(this.keyFailures, this.keyLocks, keyId, this.limits.authFailuresPerKey, budget);
+    }
   }
 
   /** Failures counted in the current minute with this key id, and whether it is locked (for `admin usage`). */
@@ -78,12 +81,13 @@ export class AuthLockout {
     locks: ReturnType<CounterStore['locks']>,
     key: string,
     threshold: number,
+    budget: RequestBudget | undefined,
   ): Promise<void> {
-    const { consumed } = await failures.add(key, 1);
+    const { consumed } = await failures.add(key, 1, budget);
     if (consumed < threshold) return;
     const lockMs = this.limits.authLockSeconds * 1000;
-    await locks.lock(key, this.clock.now() + lockMs, lockMs);
+    await locks.lock(key, this.clock.now() + lockMs, lockMs, budget);
     // The lock replaces the count: once it ends, the address or key starts from zero.
-    await failures.reset(key);
+    await failures.reset(key, budget);
   }
 }

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { type RateLimiterAbstract, RateLimiterRedis } from 'rate-limiter-flexible';
-import { type AwayReason, type HealthLogger, RedisHealth } from './redis-health.js';
+import { type AwayReason, type HealthLogger, RedisHealth, type RequestBudget } from './redis-health.js';
 import { limitScripts, type ScriptAnswer, type ScriptStep } from './redis-scripts.js';
 
 // Where counters and locks live: process memory (the embedded default) or Redis, shared by every API
@@ -11,24 +11,25 @@ import { limitScripts, type ScriptAnswer, type ScriptStep } from './redis-script
 /** Where a take was counted, so its give-back goes to the same place. */
 export type CountedOn = 'memory' | 'redis';
 
+// Every operation that may wait on Redis takes the request's budget (redis-health.ts), when it has one.
 export interface Counter {
   /** Adds `points`; the total in the current window (may exceed the limit: the caller decides). */
-  add(key: string, points: number): Promise<{ consumed: number; msBeforeNext: number }>;
+  add(key: string, points: number, budget?: RequestBudget): Promise<{ consumed: number; msBeforeNext: number }>;
   /** Takes `points` if the total stays within the counter's limit, else refuses and keeps nothing. */
-  take(key: string, points: number): Promise<Taken>;
+  take(key: string, points: number, budget?: RequestBudget): Promise<Taken>;
   /**
    * Takes `points` if the window held less than the limit before them (the total may then pass it), else
    * refuses and keeps nothing. One atomic add decides, so two racing takers never both pass the edge.
    */
-  takeWhileUnder(key: string, points: number): Promise<Taken>;
+  takeWhileUnder(key: string, points: number, budget?: RequestBudget): Promise<Taken>;
   /** Gives back points taken earlier in the window (never below zero), where they were taken. */
-  giveBack(key: string, points: number, on: CountedOn): Promise<void>;
+  giveBack(key: string, points: number, on: CountedOn, budget?: RequestBudget): Promise<void>;
   /** What the window holds now (0 when empty). */
-  peek(key: string): Promise<number>;
+  peek(key: string, budget?: RequestBudget): Promise<number>;
   /** What the window holds now and the ms until it ends (`msBeforeNext` null when no window is open). */
-  window(key: string): Promise<{ consumed: number; msBeforeNext: number | null }>;
+  window(key: string, budget?: RequestBudget): Promise<{ consumed: number; msBeforeNext: number | null }>;
   /** Forgets the key's window. */
-  reset(key: string): Promise<void>;
+  reset(key: string, budget?: RequestBudget): Promise<void>;
 }
 
 /** A take that passed says where it was counted and what the window then held (its total and ms left). */
@@ -74,9 +75,9 @@ export interface Adjustment {
 
 export interface Locks {
   /** Locks `key` until `untilMs` (on the injected clock); storage expires it after `ttlMs` of real time. */
-  lock(key: string, untilMs: number, ttlMs: number): Promise<void>;
+  lock(key: string, untilMs: number, ttlMs: number, budget?: RequestBudget): Promise<void>;
   /** The clock time the key is locked until, or null. */
-  lockedUntil(key: string): Promise<number | null>;
+  lockedUntil(key: string, budget?: RequestBudget): Promise<number | null>;
 }
 
 export interface CounterStore {
@@ -88,14 +89,17 @@ export interface CounterStore {
    * Checks `locks` at clock time `now`, then takes `steps` in order, all or nothing: the first lock that holds or
    * step that refuses stops the charge. One Redis round trip (one script) while Redis is up.
    */
-  charge(locks: readonly LockCheck[], now: number, steps: readonly ChargeStep[]): Promise<Charged>;
+  charge(
+    locks: readonly LockCheck[],
+    now: number,
+    steps: readonly ChargeStep[],
+    budget?: RequestBudget,
+  ): Promise<Charged>;
   /**
    * Gives back or adds points where a charge counted them (`on`), without waiting: one Redis command sent,
    * whose failure the health handles. Never rejects.
    */
-  adjust(changes: readonly Adjustment[], on: CountedOn): void;
-  /** Runs one request's work with its own Redis budget (no-op without Redis). */
-  inRequest<T>(work: () => T): T;
+  adjust(changes: readonly Adjustment[], on: CountedOn, budget?: RequestBudget): void;
   /** True while Redis is in use (always false without Redis). */
   readonly redisUp: boolean;
   /** Stops the Redis probe (before the client is closed). */
@@ -148,7 +152,6 @@ export function createCounterStore(options: CounterStoreOptions): CounterStore {
       },
       adjust: (changes) =>
         adjustInMemory(changes.map((c) => ({ memory: partsOf(counterParts, c.counter).memory, ...c }))),
-      inRequest: (work) => work(),
       redisUp: false,
       close: () => undefined,
     };
@@ -179,7 +182,7 @@ export function createCounterStore(options: CounterStoreOptions): CounterStore {
       lockParts.set(locks, { local, key: (key) => `${lockPrefix}:${key}` });
       return locks;
     },
-    async charge(locks, now, steps) {
+    async charge(locks, now, steps, budget) {
       const lockers = locks.map((l) => ({ ...partsOf(lockParts, l.locks), id: l.key }));
       const counted = steps.map((s) => ({ ...s, ...partsOf(counterParts, s.counter), id: s.key }));
       const inMemory = () =>
@@ -211,11 +214,12 @@ export function createCounterStore(options: CounterStoreOptions): CounterStore {
       const charged = await health.run(
         async () => fromScript(await scripts.charge(lockKeys, now, scriptSteps)),
         async (): Promise<Charged> => (held < 0 ? inMemory() : { ok: true, on: 'memory', windows: [] }),
+        budget,
       );
       if (held < 0 || !charged.ok) return charged;
       return { ok: false, lock: held };
     },
-    adjust(changes, on) {
+    adjust(changes, on, budget) {
       const inMemory = changes.map((c) => ({ ...c, memory: partsOf(counterParts, c.counter).memory }));
       if (on === 'memory') return adjustInMemory(inMemory);
       const shared = changes.map((c) => {
@@ -227,9 +231,9 @@ export function createCounterStore(options: CounterStoreOptions): CounterStore {
       health.send(
         () => scripts.adjust(shared),
         async () => adjustInMemory(inMemory.filter((c) => c.points > 0)),
+        budget,
       );
     },
-    inRequest: (work) => health.inRequest(work),
     get redisUp() {
       return health.up;
     },
@@ -440,44 +444,51 @@ function memoryCounter(m: MemoryOps): Counter {
 
 function redisCounter(r: RedisOps, m: MemoryOps, health: RedisHealth): Counter {
   return {
-    add: (key, points) =>
+    add: (key, points, budget) =>
       health.run(
         () => r.add(key, points),
         async () => m.add(key, points),
+        budget,
       ),
-    take: (key, points) =>
+    take: (key, points, budget) =>
       health.run(
         async () => on('redis')(await r.take(key, points)),
         async () => on('memory')(m.take(key, points)),
+        budget,
       ),
-    takeWhileUnder: (key, points) =>
+    takeWhileUnder: (key, points, budget) =>
       health.run(
         async () => on('redis')(await r.takeWhileUnder(key, points)),
         async () => on('memory')(m.takeWhileUnder(key, points)),
+        budget,
       ),
-    async giveBack(key, points, where) {
+    async giveBack(key, points, where, budget) {
       // Taken in memory: given back there, even once Redis is back. Taken on Redis while it is away: the
       // give-back is dropped (Redis keeps those points until its window ends).
       if (where === 'memory') return m.giveBack(key, points);
       await health.run(
         () => r.giveBack(key, points),
         async () => undefined,
+        budget,
       );
     },
-    peek: (key) =>
+    peek: (key, budget) =>
       health.run(
         () => r.peek(key),
         async () => m.peek(key),
+        budget,
       ),
-    window: (key) =>
+    window: (key, budget) =>
       health.run(
         () => r.window(key),
         async () => m.window(key),
+        budget,
       ),
-    reset: (key) =>
+    reset: (key, budget) =>
       health.run(
         () => r.reset(key),
         async () => m.reset(key),
+        budget,
       ),
   };
 }
@@ -515,20 +526,22 @@ function memoryLocks(table: LockTable): Locks {
 function redisLocks(redis: Redis, prefix: string, local: LockTable, health: RedisHealth): Locks {
   // Every lock is also kept in memory, so a lock this process set still holds here while Redis is away.
   return {
-    async lock(key, untilMs, ttlMs) {
+    async lock(key, untilMs, ttlMs, budget) {
       local.lock(key, untilMs, ttlMs);
       await health.run(
         async () => {
           await redis.set(`${prefix}:${key}`, String(untilMs), 'PX', Math.max(1, Math.ceil(ttlMs)));
         },
         async () => undefined,
+        budget,
       );
     },
-    async lockedUntil(key) {
+    async lockedUntil(key, budget) {
       const mine = local.lockedUntil(key);
       const value = await health.run(
         () => redis.get(`${prefix}:${key}`),
         async () => null,
+        budget,
       );
       const shared = value === null ? null : Number(value);
       if (mine === null) return shared;

@@ -3,6 +3,7 @@ import type { Limits } from '../../config.js';
 import { FirewallBlockedError } from '../access-control.js';
 import type { CounterStore } from './counters.js';
 import type { RefusingLock } from './rate-limits.js';
+import type { RequestBudget } from './redis-health.js';
 
 // The firewall's budget: more than `firewallRequestsPerMinute` requests a minute from one address without a
 // well-formed key block that address (every request, plain 429) for `firewallLockSeconds`.
@@ -25,15 +26,15 @@ export class FirewallBudget {
     return { locks: this.blocks, key: ip, refusal: () => new FirewallBlockedError() };
   }
 
-  async blocked(ip: string, hasWellFormedKey: boolean): Promise<boolean> {
-    const until = await this.blocks.lockedUntil(ip);
+  async blocked(ip: string, hasWellFormedKey: boolean, budget?: RequestBudget): Promise<boolean> {
+    const until = await this.blocks.lockedUntil(ip, budget);
     if (until !== null && this.clock.now() < until) return true;
     if (hasWellFormedKey) return false;
-    const { consumed } = await this.requests.add(ip, 1);
+    const { consumed } = await this.requests.add(ip, 1, budget);
     if (consumed <= this.limits.firewallRequestsPerMinute) return false;
     const lockMs = this.limits.firewallLockSeconds * 1000;
-    await this.blocks.lock(ip, this.clock.now() + lockMs, lockMs);
-    await this.requests.reset(ip);
+    await this.blocks.lock(ip, this.clock.now() + lockMs, lockMs, budget);
+    await this.requests.reset(ip, budget);
     return true;
   }
 }

@@ -3,6 +3,7 @@ import type { Limits } from '../../config.js';
 import { ApiError } from '../../errors/catalogue.js';
 import type { BudgetWindow, RateClass, Reservation } from '../access-control.js';
 import type { Adjustment, ChargeStep, CounterStore, LockCheck, Window } from './counters.js';
+import type { RequestBudget } from './redis-health.js';
 
 // Rate limit and daily quota, both per integration (an old key in its grace period shares them with the
 // new one, so a roll never doubles the allowance). Sync-class requests set aside their full `limit` up front,
@@ -58,6 +59,7 @@ export class RateLimits {
     items: number,
     countsTowardQuota: boolean,
     locks: readonly RefusingLock[] = [],
+    budget?: RequestBudget,
   ): Promise<Reservation> {
     const { day, msToMidnight } = utcDay(this.clock.now());
     const quotaKey = `${owner}:${day}`;
@@ -71,7 +73,7 @@ export class RateLimits {
     const steps: ChargeStep[] = [];
     if (countsTowardQuota) steps.push({ counter: this.quota, key: quotaKey, points: quotaReserved, rule: 'under' });
     steps.push({ counter, key: owner, points: reserved, rule: reserved > 0 ? 'fits' : 'read' });
-    const charged = await this.counters.charge(locks, this.clock.now(), steps);
+    const charged = await this.counters.charge(locks, this.clock.now(), steps, budget);
     if (!charged.ok) {
       if ('lock' in charged) throw (locks[charged.lock] as RefusingLock).refusal();
       if (steps[charged.step]?.counter === this.quota) {
@@ -92,7 +94,7 @@ export class RateLimits {
       const changes: Adjustment[] = [];
       if (kept.items !== 0) changes.push({ counter, key: owner, points: kept.items });
       if (kept.quota !== 0) changes.push({ counter: this.quota, key: quotaKey, points: kept.quota });
-      if (changes.length > 0) this.counters.adjust(changes, on);
+      if (changes.length > 0) this.counters.adjust(changes, on, budget);
       return kept;
     };
     return {
