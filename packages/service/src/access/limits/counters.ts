@@ -311,7 +311,7 @@ function adjustInMemory(changes: readonly { memory: MemoryOps; key: string; poin
 /**
  * Fixed windows of one counter in this process's memory, as rate-limiter-flexible's memory limiter keeps
  * them (a window opens with the first points and lasts `seconds` of real time), but without a promise per
- * operation: every request's charge takes several, and the limiter's promises cost about 20 µs of a 75 µs
+ * operation: every request's charge takes several, and the limiter's promises cost about 20 µs of an 80 µs
  * cached page (measured). Ended windows are dropped when read, and swept as the map doubles.
  */
 class MemoryWindows {
@@ -351,8 +351,19 @@ class MemoryWindows {
   }
 }
 
+/**
+ * When a take keeps its points, from the window's total before and after adding them: `fits` stays within
+ * the limit (Counter.take), `under` found the window below it (Counter.takeWhileUnder). One rule for the
+ * memory and the Redis operations alike.
+ */
+const keeps = (limit: number) => ({
+  fits: (_before: number, after: number) => after <= limit,
+  under: (before: number) => before < limit,
+});
+
 /** The counter operations over memory windows, synchronous; every one is at most two adds. */
 function memoryOps(windows: MemoryWindows, limit: number) {
+  const rule = keeps(limit);
   const giveBack = (key: string, points: number) => {
     if (points <= 0) return;
     const { consumed } = windows.add(key, -points);
@@ -368,8 +379,8 @@ function memoryOps(windows: MemoryWindows, limit: number) {
   return {
     add: (key: string, points: number) => windows.add(key, points),
     giveBack,
-    take: (key: string, points: number) => takeIf(key, points, (_before, after) => after <= limit),
-    takeWhileUnder: (key: string, points: number) => takeIf(key, points, (before) => before < limit),
+    take: (key: string, points: number) => takeIf(key, points, rule.fits),
+    takeWhileUnder: (key: string, points: number) => takeIf(key, points, rule.under),
     peek: (key: string) => Math.max(windows.get(key)?.consumed ?? 0, 0),
     window(key: string): Window {
       const open = windows.get(key);
@@ -385,6 +396,7 @@ type MemoryOps = ReturnType<typeof memoryOps>;
 
 /** The counter operations over the Redis limiter; every one is at most two atomic adds on it. */
 function redisOps(limiter: RateLimiterAbstract, limit: number) {
+  const rule = keeps(limit);
   const add = async (key: string, points: number) => {
     const res = await limiter.penalty(key, points);
     return { consumed: res.consumedPoints, msBeforeNext: res.msBeforeNext };
@@ -405,8 +417,8 @@ function redisOps(limiter: RateLimiterAbstract, limit: number) {
   return {
     add,
     giveBack,
-    take: (key: string, points: number) => takeIf(key, points, (_before, after) => after <= limit),
-    takeWhileUnder: (key: string, points: number) => takeIf(key, points, (before) => before < limit),
+    take: (key: string, points: number) => takeIf(key, points, rule.fits),
+    takeWhileUnder: (key: string, points: number) => takeIf(key, points, rule.under),
     async peek(key: string) {
       const res = await limiter.get(key);
       return res ? Math.max(res.consumedPoints, 0) : 0;
