@@ -39,6 +39,8 @@ export interface ApiServerConfig {
   applicationName?: string;
   /** The request log (at info, to /dev/null through the service's logger), the metrics (as with --ops-port), or both. */
   observe?: 'log' | 'metrics' | 'both';
+  /** The feed's hold-back (the feed bench walks to the end of a feed written moments before). */
+  feedHoldBackMs?: number;
 }
 
 /** Rate limit and quota raised so the limiter does its work on every request but never refuses one. */
@@ -50,6 +52,8 @@ export const BENCH_LIMITS: Limits = {
 };
 
 const config = JSON.parse(process.argv[2] as string) as ApiServerConfig;
+const limits: Limits =
+  config.feedHoldBackMs === undefined ? BENCH_LIMITS : { ...BENCH_LIMITS, feedHoldBackMs: config.feedHoldBackMs };
 const store: Store = config.url.startsWith('sqlite:')
   ? new SqliteStore({ path: config.url.slice('sqlite:'.length) })
   : new PostgresStore({
@@ -69,7 +73,7 @@ if (redis) await new Promise((resolve) => redis.once('ready', resolve));
 const real = createAccessControl({
   store,
   clock: systemClock,
-  limits: BENCH_LIMITS,
+  limits,
   redis,
   redisPrefix: `crmx-bench-${randomUUID()}`,
   // The away/back lines, so a bench that breaks Redis shows them once each.
@@ -85,7 +89,7 @@ const app = buildApp({
   store,
   access,
   clock: systemClock,
-  limits: BENCH_LIMITS,
+  limits,
   logger:
     config.observe === 'log' || config.observe === 'both'
       ? createLogger('info', pino.destination({ dest: '/dev/null', sync: true }))

@@ -4,15 +4,17 @@ import type { Clock } from '../clock.js';
 import type { Limits } from '../config.js';
 import type { CursorCodec } from '../cursor-codec.js';
 import { ApiError } from '../errors/catalogue.js';
-import type { FeedRow, Store } from '../store/store.js';
+import { listBytes } from '../list-envelope.js';
+import type { Store } from '../store/store.js';
 import { parseSandboxTeam, sandboxTeamKey } from '../write/meta-state.js';
 import { assertCaptured } from './capture.js';
 import { decodeFeedCursor, encodeFeedCursor, type FeedPosition } from './feed-cursor.js';
 import { currentFeedEpoch } from './feed-epoch.js';
 
 // One page of a team's changes feed, independent of Fastify (docs/feed.md). Every check runs before
-// anything is read, so a failed request never yields a cursor; the page is concatenated from the
-// stored JSON of each entry, never re-serialized, so a retried cursor gets the same bytes.
+// anything is read, so a failed request never yields a cursor; the database renders the page's items
+// from the stored JSON of each entry and joins them (Store.feedPage), never re-serialized, so a retried
+// cursor gets the same bytes.
 
 export interface FeedDeps {
   store: Store;
@@ -33,7 +35,8 @@ export interface FeedRequest {
 }
 
 export interface FeedAnswer {
-  json: string;
+  /** The page, UTF-8 JSON. */
+  json: Buffer;
   /** Items on the page (for the quota). */
   items: number;
 }
@@ -42,14 +45,6 @@ export interface FeedAnswer {
 export interface OpenFeed {
   from: FeedPosition;
   read(): Promise<FeedAnswer>;
-}
-
-/** One feed item from a stored entry: the record's stored JSON or the removal. */
-export function feedItemJson(row: FeedRow): string {
-  const head = `{"kind":"${row.kind}","id":"${row.id}","version":${row.version},`;
-  return row.removed !== null || row.body === null
-    ? `${head}"removed":{"reason":"${row.removed ?? 'deleted'}"}}`
-    : `${head}"object":${row.body}}`;
 }
 
 /**
@@ -90,14 +85,10 @@ export async function openFeed(deps: Omit<FeedDeps, 'access'>, request: FeedRequ
   return {
     from,
     read: async () => {
-      const rows = await store.readFeed(team, from.pos, limit + 1);
-      // Stop at the first entry recorded inside the hold-back window: what follows is not ready yet.
+      // The page stops at the first entry recorded inside the hold-back window: what follows is not ready yet.
       const cutoff = now - limits.feedHoldBackMs;
-      let ready = 0;
-      while (ready < rows.length && (rows[ready] as FeedRow).recordedAt <= cutoff) ready++;
-      const hasMore = ready > limit;
-      const page = rows.slice(0, Math.min(ready, limit));
-      const last = page[page.length - 1];
+      const page = await store.feedPage({ team, after: from.pos, limit, cutoff });
+      const { hasMore, last } = page;
       // Caught up: everything recorded up to the cutoff was delivered, so an empty page moves the point too.
       const reachedAt = hasMore && last ? Math.max(from.reachedAt, last.recordedAt) : Math.max(from.reachedAt, cutoff);
       const next = encodeFeedCursor(codec, team, {
@@ -106,11 +97,7 @@ export async function openFeed(deps: Omit<FeedDeps, 'access'>, request: FeedRequ
         reachedAt,
         initialSyncStartedAt: hasMore ? from.initialSyncStartedAt : null,
       });
-      const data = page.map(feedItemJson).join(',');
-      return {
-        json: `{"object":"list","data":[${data}],"has_more":${hasMore},"next_cursor":"${next}"}`,
-        items: page.length,
-      };
+      return { json: listBytes(page, next), items: page.count };
     },
   };
 }

@@ -12,7 +12,7 @@ import type { Clock } from '../clock.js';
 import type { Limits } from '../config.js';
 import type { CursorCodec } from '../cursor-codec.js';
 import { ApiError } from '../errors/catalogue.js';
-import type { JsonPage, Store } from '../store/store.js';
+import type { Store } from '../store/store.js';
 import type { PageCache } from './page-cache.js';
 
 /** What every handler gets. */
@@ -72,22 +72,4 @@ export interface Answer {
   json: string | Buffer;
   items: number;
   headers?: Readonly<Record<string, string>>;
-}
-
-/** `{"object":"list",...}` concatenated from stored JSON; `nextCursor` is base64url, so it needs no escaping. */
-export function listJson(items: readonly string[], hasMore: boolean, nextCursor: string | null): string {
-  const cursor = nextCursor === null ? 'null' : `"${nextCursor}"`;
-  return `{"object":"list","data":[${items.join(',')}],"has_more":${hasMore},"next_cursor":${cursor}}`;
-}
-
-const LIST_HEAD = Buffer.from('{"object":"list","data":[');
-
-/**
- * The same envelope as `listJson` around a page the store joined already: one copy of its bytes, no
- * string in between.
- */
-export function listBytes(page: JsonPage, nextCursor: string | null): Buffer {
-  const cursor = nextCursor === null ? 'null' : `"${nextCursor}"`;
-  const tail = Buffer.from(`],"has_more":${page.hasMore},"next_cursor":${cursor}}`);
-  return Buffer.concat([LIST_HEAD, page.items, tail], LIST_HEAD.length + page.items.length + tail.length);
 }

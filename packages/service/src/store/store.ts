@@ -92,6 +92,32 @@ export interface JsonPage {
   last: { seq: number; id: string } | null;
 }
 
+/** One page of a team's feed as the database answers it (`Store.feedPage`). */
+export interface FeedPageQuery {
+  team: string;
+  /** Entries after this position. */
+  after: number;
+  /** Items on a full page. */
+  limit: number;
+  /** Epoch ms: an entry recorded later is not ready yet, and the page stops before the first such entry. */
+  cutoff: number;
+}
+
+/**
+ * A feed page as bytes ready for the list envelope: its entries rendered as feed items and joined by
+ * the database, with what the next cursor needs.
+ */
+export interface JsonFeedPage {
+  /** UTF-8 JSON of the page's items, comma-separated, in feed order (empty for an empty page). */
+  items: Buffer;
+  /** Items in `items`. */
+  count: number;
+  /** Whether a ready entry follows the page. */
+  hasMore: boolean;
+  /** Position and recording time of the page's last entry; null for an empty page. */
+  last: { pos: number; recordedAt: number } | null;
+}
+
 /** A live lead as GET /v1/leads/{id} returns it: its JSON with both facets, and its team. */
 export interface LeadDetailRow {
   team: string;
@@ -324,6 +350,8 @@ export interface Store {
   searchLeads(query: SearchQuery): Promise<PageRow[]>;
   /** Up to `limit` feed rows of a team with `pos` greater than `after`, oldest first. */
   readFeed(team: string, after: number, limit: number): Promise<FeedRow[]>;
+  /** One page of a team's feed, rendered and joined by the database in one statement (what the feed serves). */
+  feedPage(query: FeedPageQuery): Promise<JsonFeedPage>;
   /** The newest position of a team's feed (0 when empty). */
   feedHead(team: string): Promise<number>;
   /**

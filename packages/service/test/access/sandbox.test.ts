@@ -51,7 +51,7 @@ describeEachBackend('sandbox fault switches', (makeStore) => {
             { store: w.store, clock: w.clock, limits: w.limits, codec: w.codec, access: { checkTeam: async () => {} } },
             { principal, team: EXAMPLE, cursor, limit: 100 },
           )
-        ).json,
+        ).json.toString(),
       ) as FeedPageJson;
     return { w, read };
   };

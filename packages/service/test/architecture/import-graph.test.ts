@@ -158,7 +158,7 @@ const SERVICE_LAYERS: readonly (readonly string[])[] = [
   ['ops-server.ts'],
   ['http'],
   ['ops', 'feed'],
-  ['cursor-codec.ts'],
+  ['cursor-codec.ts', 'list-envelope.ts'],
   ['access'],
   ['settings.ts'],
   ['demo', 'ingest'],

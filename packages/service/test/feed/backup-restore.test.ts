@@ -132,7 +132,7 @@ describe('restore procedure (SQLite file)', { timeout: 120_000 }, () => {
             { store: s, clock, limits, codec, access: { checkTeam: async () => {} } },
             { principal, team: TEAM, cursor, limit: 100 },
           )
-        ).json,
+        ).json.toString(),
       ) as FeedPageJson;
     await w.apply(newLead('lead_1', { email: 'grace@example.com' }), newLead('lead_2'));
     expect((await runCli(['admin', 'backup', '--db', db, '--to', backup])).code).toBe(0);

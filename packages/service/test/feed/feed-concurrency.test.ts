@@ -74,7 +74,9 @@ describeEachBackend('changes feed: concurrent writers', (makeStore, backend) => 
       const log = { pos: [] as number[], versions: new Map<string, number[]>() };
       seen.set(team, log);
       return new ConsumerMirror(async (cursor, limit) => {
-        const page = JSON.parse((await feedPage(deps, { principal, team, cursor, limit })).json) as FeedPageJson;
+        const page = JSON.parse(
+          (await feedPage(deps, { principal, team, cursor, limit })).json.toString(),
+        ) as FeedPageJson;
         for (const item of page.data) {
           const list = log.versions.get(item.id) ?? [];
           list.push(item.version);

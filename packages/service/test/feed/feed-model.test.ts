@@ -201,7 +201,7 @@ async function runScenario(store: Store, clock: ManualClock, codec: CursorCodec,
     (team) =>
       new ConsumerMirror(async (cursor, limit) => {
         const { json } = await feedPage(deps, { principal, team, cursor, limit });
-        return JSON.parse(json) as FeedPageJson;
+        return JSON.parse(json.toString()) as FeedPageJson;
       }),
   );
 

@@ -86,7 +86,8 @@ export async function feedWorld(makeStore: MakeStore, over: Partial<Limits> = {}
   };
   const read: FeedWorld['read'] = async (o = {}) => {
     const { json } = await feedPage(deps, { principal, team: o.team ?? TEAM, cursor: o.cursor, limit: o.limit ?? 100 });
-    return { raw: json, page: JSON.parse(json) as FeedPageJson };
+    const raw = json.toString();
+    return { raw, page: JSON.parse(raw) as FeedPageJson };
   };
   const w: FeedWorld = {
     store,

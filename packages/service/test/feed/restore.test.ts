@@ -48,10 +48,10 @@ describeEachBackend('changes feed: restore from backup', (_makeStore, backend) =
     await crm.apply(newLead('lead_3'));
     clock.advance(10 * SECOND);
     // An early position, still inside the backup, and the end, beyond it.
-    const midway = (JSON.parse((await readOn(live, undefined, 1)).json) as FeedPageJson).next_cursor;
+    const midway = (JSON.parse((await readOn(live, undefined, 1)).json.toString()) as FeedPageJson).next_cursor;
     let atEnd: string | undefined;
     for (let more = true; more; ) {
-      const page = JSON.parse((await readOn(live, atEnd)).json) as FeedPageJson;
+      const page = JSON.parse((await readOn(live, atEnd)).json.toString()) as FeedPageJson;
       atEnd = page.next_cursor;
       more = page.has_more;
     }

@@ -1,10 +1,10 @@
 import type { CursorScope } from '../../cursor-codec.js';
 import { ApiError } from '../../errors/catalogue.js';
+import { listBytes } from '../../list-envelope.js';
 import type { RecordKind } from '../../schemas/enums.js';
 import { DEFAULT_PAGE_SIZE } from '../../schemas/params.js';
 import type { ListFilter } from '../../store/store.js';
 import type { Answer, HttpDeps } from '../context.js';
-import { listBytes } from '../context.js';
 import { decodeListCursor, encodeListCursor } from '../cursor.js';
 import type { EndpointCall } from '../endpoint.js';
 import { readPage } from '../listing.js';

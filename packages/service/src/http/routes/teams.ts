@@ -1,6 +1,6 @@
+import { listJson } from '../../list-envelope.js';
 import { NoQuery, PathId } from '../../schemas/params.js';
 import { BookingService, Member, Team } from '../../schemas/records.js';
-import { listJson } from '../context.js';
 import { type Endpoint, endpoint } from '../endpoint.js';
 import { NEVER_PAGED_RESERVATION, readAll, recordById, storedRecord } from '../listing.js';
 import { listOf } from '../openapi.js';

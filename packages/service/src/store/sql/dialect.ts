@@ -26,6 +26,8 @@ const FRAGMENTS = {
   pageCount: ['count(*)', 'count(*)::int'],
   /** Id of a page's last row: SQLite takes a bare column beside max() from the row holding the max. */
   lastId: ['id', '(array_agg(id ORDER BY seq DESC))[1]'],
+  /** Recording time of a feed page's last entry, taken beside max() as `lastId` is. */
+  lastRecordedAt: ['recorded_at', '(array_agg(recorded_at ORDER BY seq DESC))[1]'],
   /** PostgreSQL wants every subquery in FROM named. */
   pageAlias: ['', ' s'],
   /** A lead's JSON without its closing brace. */

@@ -88,6 +88,16 @@ export function toJsonPage(row: Row | undefined): store.JsonPage {
   };
 }
 
+/** The one row of a feed page statement (statements.ts, `feedPage`); `limit` is the page size asked for. */
+export function toJsonFeedPage(row: Row | undefined, limit: number): store.JsonFeedPage {
+  return {
+    items: asBytes(row?.items),
+    count: asNumber(row?.n ?? 0),
+    hasMore: asNumber(row?.ready ?? 0) > limit,
+    last: row?.last_pos == null ? null : { pos: asNumber(row.last_pos), recordedAt: asNumber(row.last_recorded_at) },
+  };
+}
+
 export function toLeadDetail(row: Row | undefined): store.LeadDetailRow | undefined {
   return row ? { team: row.team as string, body: asBytes(row.body) } : undefined;
 }

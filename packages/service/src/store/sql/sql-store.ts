@@ -6,7 +6,9 @@ import type {
   Entity,
   EntityKind,
   ErasedRecord,
+  FeedPageQuery,
   FeedRow,
+  JsonFeedPage,
   JsonPage,
   LeadDetailRow,
   ListQuery,
@@ -93,6 +95,13 @@ export abstract class SqlStore {
 
   async readFeed(team: string, after: number, limit: number): Promise<FeedRow[]> {
     return (await this.all(this.sql.readFeed, [team, after, limit])).map(rows.toFeedRow);
+  }
+
+  async feedPage(q: FeedPageQuery): Promise<JsonFeedPage> {
+    const values = [q.team, q.after, q.limit + 1, q.cutoff, q.limit];
+    let [row] = await this.all(this.sql.feedPage, values);
+    if (!rows.joinedInOrder(row)) [row] = await this.all(this.sql.feedPageSorted, values);
+    return rows.toJsonFeedPage(row, q.limit);
   }
 
   async feedHead(team: string): Promise<number> {

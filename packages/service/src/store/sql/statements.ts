@@ -143,6 +143,30 @@ export function statementsFor(d: Dialect) {
       FROM (SELECT seq, id, json FROM records WHERE ${where} AND seq > ? ORDER BY seq LIMIT ?)${d.pageAlias}) p`;
   };
 
+  /**
+   * One page of a team's feed in one statement: up to `limit + 1` entries after a position, cut before the
+   * first one recorded after the hold-back's cutoff; the first `limit` of the rest are rendered as feed
+   * items (docs/feed.md) and joined by the database, and the count of the rest tells whether more follow.
+   * An entry without a body of its own is its record's current version and takes the row's JSON, looked up
+   * for the page's entries only. Ids and kinds are plain ASCII by their patterns, so they need no escaping.
+   */
+  const feedPage = (joined: string) => `WITH fetched AS (
+      SELECT pos, kind, id, version, recorded_at, removed, body FROM feed WHERE team = ? AND pos > ? ORDER BY pos LIMIT ?),
+    ready AS (SELECT * FROM fetched
+      WHERE pos < coalesce((SELECT min(pos) FROM fetched WHERE recorded_at > ?), ${Number.MAX_SAFE_INTEGER})),
+    page AS (SELECT * FROM ready ORDER BY pos LIMIT ?)
+    SELECT p.items, p.joined_order, p.n, p.last_seq AS last_pos, p.last_recorded_at, (SELECT count(*) FROM ready) AS ready
+    FROM (SELECT ${joined} AS items, ${d.joinedOrder} AS joined_order, ${d.pageCount} AS n, max(seq) AS last_seq,
+        ${d.lastRecordedAt} AS last_recorded_at
+      FROM (SELECT pos AS seq, recorded_at,
+          '{"kind":"' || kind || '","id":"' || id || '","version":' || version || ',' || CASE
+            WHEN removed IS NULL AND body IS NOT NULL THEN '"object":' || body || '}'
+            ELSE '"removed":{"reason":"' || coalesce(removed, 'deleted') || '"}}' END AS json
+        FROM (SELECT pos, kind, id, version, recorded_at, removed, CASE WHEN f.body IS NOT NULL THEN f.body
+            WHEN f.removed IS NULL THEN (SELECT r.json FROM records r WHERE r.kind = f.kind AND r.id = f.id) END AS body
+          FROM page f) e
+        ORDER BY pos) i) p`;
+
   return {
     entity: text(`${ENTITY} WHERE kind = ? AND id = ?`),
     entityLocked: text(`${ENTITY} WHERE kind = ? AND id = ?${d.forUpdate}`),
@@ -203,6 +227,9 @@ export function statementsFor(d: Dialect) {
           WHEN f.removed IS NULL THEN (SELECT r.json FROM records r WHERE r.kind = f.kind AND r.id = f.id) END AS body
       FROM (SELECT * FROM feed WHERE team = ? AND pos > ? ORDER BY pos LIMIT ?) f
       ORDER BY f.pos`),
+    feedPage: text(feedPage(d.joinedJson)),
+    /** The same page with its items sorted inside the aggregate (see `joinedJson` in dialect.ts). */
+    feedPageSorted: text(feedPage(d.joinedJsonSorted)),
     feedHead: text('SELECT last_pos FROM feed_heads WHERE team = ?'),
     feedHeadTimes: text(
       'SELECT h.team AS team, f.recorded_at AS recorded_at FROM feed_heads h JOIN feed f ON f.team = h.team AND f.pos = h.last_pos',
