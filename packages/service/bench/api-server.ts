@@ -41,6 +41,8 @@ export interface ApiServerConfig {
   observe?: 'log' | 'metrics' | 'both';
   /** The feed's hold-back (the feed bench walks to the end of a feed written moments before). */
   feedHoldBackMs?: number;
+  /** False turns the feed's read-ahead off, so each page is read when it is asked for. */
+  feedReadAhead?: boolean;
 }
 
 /** Rate limit and quota raised so the limiter does its work on every request but never refuses one. */
@@ -96,6 +98,7 @@ const app = buildApp({
       : false,
   ...(config.observe === 'metrics' || config.observe === 'both' ? { metrics: new Metrics() } : {}),
   ...(config.pageCache === false ? { pageCacheBytes: 0 } : {}),
+  ...(config.feedReadAhead === false ? { feedReadAheadPages: 0 } : {}),
 });
 await app.listen({ host: '127.0.0.1', port: 0 });
 const address = app.server.address();

@@ -1,15 +1,23 @@
 // Baseline for the HTTP benchmarks: a bare node:http server writing, from memory, the exact response
 // bytes the API sent for the same URL. Started as its own process by the benchmarks (harness.ts).
-// BODIES_FILE is JSON: `[[url, base64 body], ...]`; a URL it does not hold is answered 404.
+// BODIES_FILE is JSON, `[[url, base64 body], ...]`, or, when its name ends in `.ndjson`, one `[url, base64 body]`
+// per line (the feed's walks, too large for one string); a URL it does not hold is answered 404.
 //
 //   node --import tsx bench/bare-server.ts BODIES_FILE
-import { readFileSync } from 'node:fs';
+import { createReadStream, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { createInterface } from 'node:readline';
 
 const type = 'application/json; charset=utf-8';
-const entries = JSON.parse(readFileSync(process.argv[2] as string, 'utf8')) as [string, string][];
+const file = process.argv[2] as string;
+const entries: [string, string][] = [];
+if (file.endsWith('.ndjson')) {
+  for await (const line of createInterface({ input: createReadStream(file), crlfDelay: Infinity })) {
+    if (line) entries.push(JSON.parse(line) as [string, string]);
+  }
+} else entries.push(...(JSON.parse(readFileSync(file, 'utf8')) as [string, string][]));
 const answers = new Map(
-  entries.map(([url, base64]) => {
+  entries.splice(0).map(([url, base64]) => {
     const body = Buffer.from(base64, 'base64');
     return [url, { body, headers: { 'content-type': type, 'content-length': String(body.length) } }];
   }),

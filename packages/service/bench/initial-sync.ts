@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { once } from 'node:events';
+import { createWriteStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { CrmEvent } from '../src/write/events.js';
 import type { ApiServerConfig } from './api-server.js';
@@ -135,9 +136,13 @@ async function measured(server: ServerProcess, run: () => Promise<Walk>): Promis
 
 /** The same walk against a bare server (its own process) answering each query with the bytes the API answered. */
 async function bare(pages: Map<string, Buffer>): Promise<Walk & { cpuUs: number }> {
-  const file = `${CACHE}initial-sync-bodies.json`;
-  const bodies = [...pages].map(([query, body]) => [`/v1/sync/changes?${query}`, body.toString('base64')]);
-  writeFileSync(file, JSON.stringify(bodies));
+  const file = `${CACHE}initial-sync-bodies.ndjson`;
+  const out = createWriteStream(file);
+  for (const [query, body] of pages) {
+    const line = `${JSON.stringify([`/v1/sync/changes?${query}`, body.toString('base64')])}\n`;
+    if (!out.write(line)) await once(out, 'drain');
+  }
+  await new Promise<void>((resolve, reject) => out.end((error?: Error | null) => (error ? reject(error) : resolve())));
   const server = await startServerProcess('./bare-server.ts', [file]);
   try {
     return await measured(server, () => walk(server.origin, {}));
@@ -152,8 +157,18 @@ async function bare(pages: Map<string, Buffer>): Promise<Walk & { cpuUs: number 
  * with the real key check and limiter; rate limit and quota out of the way, no hold-back: this measures
  * the feed, not the limits.
  */
-async function http(path: string, key: string, pages: Map<string, Buffer>): Promise<Walk & { cpuUs: number }> {
-  const config: ApiServerConfig = { url: `sqlite:${path}`, access: 'memory', feedHoldBackMs: 0 };
+async function http(
+  path: string,
+  key: string,
+  pages: Map<string, Buffer>,
+  readAhead = true,
+): Promise<Walk & { cpuUs: number }> {
+  const config: ApiServerConfig = {
+    url: `sqlite:${path}`,
+    access: 'memory',
+    feedHoldBackMs: 0,
+    ...(readAhead ? {} : { feedReadAhead: false }),
+  };
   const server = await startServerProcess('./api-server.ts', [JSON.stringify(config)]);
   const headers = { authorization: `Bearer ${key}` };
   try {
@@ -177,8 +192,9 @@ for (const size of sizes.length ? sizes : [10_000, 1_000_000]) {
   const rounds = size <= 100_000 ? 5 : 1;
   const db: number[] = [];
   const api: number[] = [];
+  const asked: number[] = [];
   const floor: number[] = [];
-  const cpu = { api: [] as number[], floor: [] as number[] };
+  const cpu = { api: [] as number[], asked: [] as number[], floor: [] as number[] };
   let items = 0;
   let requests = 0;
   for (let round = 0; round < rounds; round++) {
@@ -187,13 +203,18 @@ for (const size of sizes.length ? sizes : [10_000, 1_000_000]) {
     const pages = new Map<string, Buffer>();
     const served = await http(data.path, data.key, pages);
     if (served.items !== items) throw new Error(`HTTP delivered ${served.items} items, the database holds ${items}`);
+    // The same API reading each page only when it is asked for: what read-ahead adds.
+    const unread = await http(data.path, data.key, new Map(), false);
+    if (unread.items !== items) throw new Error(`HTTP delivered ${unread.items} items, the database holds ${items}`);
     const replayed = await bare(pages);
     if (replayed.items !== items) throw new Error(`the bare server delivered ${replayed.items} items, not ${items}`);
     requests = served.requests;
     db.push(read.ms);
     api.push(served.ms);
+    asked.push(unread.ms);
     floor.push(replayed.ms);
     cpu.api.push(served.cpuUs / served.requests);
+    cpu.asked.push(unread.cpuUs / unread.requests);
     cpu.floor.push(replayed.cpuUs / replayed.requests);
   }
   const perSecond = (ms: number) => items / (ms / 1000);
@@ -205,15 +226,15 @@ for (const size of sizes.length ? sizes : [10_000, 1_000_000]) {
   const readThenSend = db.map((ms, i) => ms + (floor[i] as number));
   const fmt = (n: number) => Math.round(n).toLocaleString('en');
   rows.push(
-    `| ${size.toLocaleString('en')} | ${items.toLocaleString('en')} | ${fmt(perSecond(median(db)))} | ${fmt(perSecond(median(api)))} | ${ratio(api, db).toFixed(3)} | ${fmt(perSecond(median(floor)))} | ${ratio(floor, db).toFixed(3)} | ${ratio(api, floor).toFixed(3)} | ${ratio(readThenSend, db).toFixed(3)} | ${(median(api) / requests).toFixed(2)} / ${(median(floor) / requests).toFixed(2)} / ${((median(db) / items) * 100).toFixed(2)} | ${fmt(median(cpu.api))} / ${fmt(median(cpu.floor))} |`,
+    `| ${size.toLocaleString('en')} | ${items.toLocaleString('en')} | ${fmt(perSecond(median(db)))} | ${fmt(perSecond(median(api)))} | ${ratio(api, db).toFixed(3)} | ${ratio(asked, db).toFixed(3)} | ${fmt(perSecond(median(floor)))} | ${ratio(floor, db).toFixed(3)} | ${ratio(api, floor).toFixed(3)} | ${ratio(readThenSend, db).toFixed(3)} | ${(median(api) / requests).toFixed(2)} / ${(median(asked) / requests).toFixed(2)} / ${(median(floor) / requests).toFixed(2)} / ${((median(db) / items) * 100).toFixed(2)} | ${fmt(median(cpu.api))} / ${fmt(median(cpu.asked))} / ${fmt(median(cpu.floor))} |`,
   );
 }
 process.stdout.write(
   [
     '### Initial sync (SQLite, one consumer, limit=100, hold-back 0; servers in processes of their own)',
     '',
-    '| records | feed items | database items/s | HTTP items/s | HTTP / database | bare server items/s | bare / database | HTTP / bare | read then send / database | ms per page: API / bare / database | server CPU µs per page: API / bare |',
-    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| records | feed items | database items/s | HTTP items/s | HTTP / database | without read-ahead / database | bare server items/s | bare / database | HTTP / bare | read then send / database | ms per page: API / without read-ahead / bare / database | server CPU µs per page: API / without read-ahead / bare |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...rows,
     '',
   ].join('\n'),

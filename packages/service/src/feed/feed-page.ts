@@ -10,6 +10,7 @@ import { parseSandboxTeam, sandboxTeamKey } from '../write/meta-state.js';
 import { assertCaptured } from './capture.js';
 import { decodeFeedCursor, encodeFeedCursor, type FeedPosition } from './feed-cursor.js';
 import { currentFeedEpoch } from './feed-epoch.js';
+import type { FeedReadAhead } from './feed-read-ahead.js';
 
 // One page of a team's changes feed, independent of Fastify (docs/feed.md). Every check runs before
 // anything is read, so a failed request never yields a cursor; the database renders the page's items
@@ -23,6 +24,8 @@ export interface FeedDeps {
   codec: CursorCodec;
   /** Refused teams (403) and teams the key does not read (404) never reach the feed. */
   access: Pick<AccessControl, 'checkTeam'>;
+  /** Reads the next page of a walk while the consumer parses this one; without it each page is read when asked. */
+  readAhead?: FeedReadAhead;
 }
 
 export interface FeedRequest {
@@ -53,7 +56,7 @@ export interface OpenFeed {
  * resync_required), then the cursor's age (410 sync_cursor_expired).
  */
 export async function openFeed(deps: Omit<FeedDeps, 'access'>, request: FeedRequest): Promise<OpenFeed> {
-  const { store, clock, limits, codec } = deps;
+  const { store, clock, limits, codec, readAhead } = deps;
   const { team, limit } = request;
   const now = clock.now();
   const databaseEpoch = await currentFeedEpoch(store);
@@ -87,7 +90,8 @@ export async function openFeed(deps: Omit<FeedDeps, 'access'>, request: FeedRequ
     read: async () => {
       // The page stops at the first entry recorded inside the hold-back window: what follows is not ready yet.
       const cutoff = now - limits.feedHoldBackMs;
-      const page = await store.feedPage({ team, after: from.pos, limit, cutoff });
+      const query = { team, after: from.pos, limit, cutoff };
+      const page = await (readAhead ? readAhead.page(query) : store.feedPage(query));
       const { hasMore, last } = page;
       // Caught up: everything recorded up to the cutoff was delivered, so an empty page moves the point too.
       const reachedAt = hasMore && last ? Math.max(from.reachedAt, last.recordedAt) : Math.max(from.reachedAt, cutoff);
@@ -97,6 +101,7 @@ export async function openFeed(deps: Omit<FeedDeps, 'access'>, request: FeedRequ
         reachedAt,
         initialSyncStartedAt: hasMore ? from.initialSyncStartedAt : null,
       });
+      if (hasMore && last) readAhead?.readNext({ team, after: last.pos, limit }, limits.feedHoldBackMs);
       return { json: listBytes(page, next), items: page.count };
     },
   };

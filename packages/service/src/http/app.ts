@@ -9,6 +9,7 @@ import { DEFAULT_DOCS_URL, type Limits, RELEASE } from '../config.js';
 import { CursorCodec, loadCursorSecret } from '../cursor-codec.js';
 import { ApiError } from '../errors/catalogue.js';
 import { teamGate } from '../feed/capture-gate.js';
+import { DEFAULT_READ_AHEAD_PAGES, FeedReadAhead } from '../feed/feed-read-ahead.js';
 import { instrumentAccess } from '../ops/instrument-access.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { Store } from '../store/store.js';
@@ -38,6 +39,8 @@ export interface BuildAppOptions {
   release?: string;
   /** Bytes of finished list pages kept per process (0 turns the cache off). */
   pageCacheBytes?: number;
+  /** Feed pages read ahead and held per process (0 turns read-ahead off). */
+  feedReadAheadPages?: number;
   /** Proxies whose `X-Forwarded-For` gives `request.ip`; without it the header is ignored. */
   trustProxy?: TrustProxy;
   /**
@@ -102,7 +105,8 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
   // The team checks the pipeline runs for an endpoint bound to a team: refusals, sandbox faults, capture.
   const gate = teamGate(access, store);
   const pages = new PageCache(options.pageCacheBytes ?? DEFAULT_PAGE_CACHE_BYTES);
-  metrics?.watch({ pageCache: pages });
+  const feedReadAhead = new FeedReadAhead(store, clock, options.feedReadAheadPages ?? DEFAULT_READ_AHEAD_PAGES);
+  metrics?.watch({ pageCache: pages, feedReadAhead: feedReadAhead.stats });
   const deps: HttpDeps = {
     store,
     clock,
@@ -110,6 +114,7 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
     cursors,
     release: options.release ?? RELEASE,
     pages,
+    feedReadAhead,
   };
 
   const problems = new ProblemBodies(options.docsUrl ?? DEFAULT_DOCS_URL);

@@ -12,6 +12,7 @@ import type { Clock } from '../clock.js';
 import type { Limits } from '../config.js';
 import type { CursorCodec } from '../cursor-codec.js';
 import { ApiError } from '../errors/catalogue.js';
+import type { FeedReadAhead } from '../feed/feed-read-ahead.js';
 import type { Store } from '../store/store.js';
 import type { PageCache } from './page-cache.js';
 
@@ -24,6 +25,8 @@ export interface HttpDeps {
   release: string;
   /** Finished pages of the paged lists, reused while the team's feed head stays put. */
   pages: PageCache;
+  /** The next page of each feed walk, read while the consumer parses the one it got. */
+  feedReadAhead: FeedReadAhead;
 }
 
 export type App = FastifyInstance<

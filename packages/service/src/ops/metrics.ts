@@ -35,6 +35,8 @@ export interface MetricSources {
   /** The limits' backend: Redis shared, Redis away (memory), or memory only (no REDIS_URL). */
   redisState?: () => RedisState;
   pageCache?: PageCacheReadings;
+  /** What the feed's read-ahead pages came to (feed/feed-read-ahead.ts). */
+  feedReadAhead?: { readonly used: number; readonly stale: number; readonly unused: number };
   store?: Pick<Store, 'feedHeadTimes' | 'poolUsage'>;
   /** Milliseconds since the epoch (the server's clock). */
   now?: () => number;
@@ -168,6 +170,18 @@ export class Metrics {
         if (!stats) return;
         this.reset();
         this.inc(stats.hitBytes);
+      },
+    });
+    new Counter({
+      name: `${PREFIX}feed_read_ahead_total`,
+      help: 'Feed pages read ahead, by outcome: used (answered a request), stale (read again), unused (dropped).',
+      labelNames: ['outcome'] as const,
+      registers,
+      collect() {
+        const stats = sources().feedReadAhead;
+        if (!stats) return;
+        this.reset();
+        for (const outcome of ['used', 'stale', 'unused'] as const) this.inc({ outcome }, stats[outcome]);
       },
     });
     new Gauge({

@@ -61,7 +61,13 @@ describe('the operator listener of a running server', () => {
     expect((await fetch(`${server.origin}/metrics`)).status).toBe(404);
   });
 
-  it('counts requests by route template, status and code, items, refusals, limiter decisions and page cache hits', async () => {
+  it('counts requests by route template, status and code, items, refusals, limiter decisions, page cache hits and feed read-aheads', async () => {
+    // Three pages of the feed: the second and the third were read ahead while the one before was answered.
+    for (let page = 0, cursor = ''; page < 3; page++) {
+      const response = await api(`/v1/sync/changes?limit=2${cursor}`);
+      expect(response.status).toBe(200);
+      cursor = `&cursor=${((await response.json()) as { next_cursor: string }).next_cursor}`;
+    }
     for (let i = 0; i < 3; i++) expect((await api('/v1/leads?limit=2')).status).toBe(200);
     expect((await api('/v1/me')).status).toBe(200);
     const lead = (await (await api('/v1/leads?limit=1')).json()) as { data: { id: string }[] };
@@ -88,11 +94,13 @@ describe('the operator listener of a running server', () => {
     expect(sample(body, 'crm_export_limiter_decisions_total', { limiter: 'auth_lockout', decision: 'refused' })).toBe(
       1,
     );
-    expect(sample(body, 'crm_export_limiter_decisions_total', { limiter: 'rate_sync', decision: 'allowed' })).toBe(4);
+    expect(sample(body, 'crm_export_limiter_decisions_total', { limiter: 'rate_sync', decision: 'allowed' })).toBe(7);
     expect(sample(body, 'crm_export_limiter_decisions_total', { limiter: 'rate_read', decision: 'allowed' })).toBe(2);
     expect(sample(body, 'crm_export_page_cache_requests_total', { result: 'hit' })).toBe(2);
     expect(sample(body, 'crm_export_page_cache_hit_bytes_total')).toBeGreaterThan(0);
     expect(sample(body, 'crm_export_page_cache_bytes')).toBeGreaterThan(0);
+    expect(sample(body, 'crm_export_feed_read_ahead_total', { outcome: 'used' })).toBe(2);
+    expect(sample(body, 'crm_export_feed_read_ahead_total', { outcome: 'stale' })).toBe(0);
     expect(sample(body, 'crm_export_redis_up')).toBe(0);
     // Feed lag: the demo wrote its last change when the clock was a minute behind the server's.
     expect(sample(body, 'crm_export_feed_head_age_seconds', { team })).toBe(60);

@@ -20,9 +20,9 @@ export const FEED_ENDPOINTS: readonly Endpoint[] = [
     querystring: FeedQuery,
     response: FeedPage,
     handle: async ({ deps, principal, team, query }) => {
-      const { store, clock, limits, cursors } = deps;
+      const { store, clock, limits, cursors, feedReadAhead } = deps;
       const feed = await openFeed(
-        { store, clock, limits, codec: cursors },
+        { store, clock, limits, codec: cursors, readAhead: feedReadAhead },
         { principal, team, cursor: query.cursor, limit: query.limit ?? DEFAULT_PAGE_SIZE },
       );
       return feed.read();
