@@ -1,10 +1,12 @@
 import { once } from 'node:events';
 import { createWriteStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import type { Store } from '../src/store/store.js';
 import type { CrmEvent } from '../src/write/events.js';
 import type { ApiServerConfig } from './api-server.js';
 import { type ServerProcess, startServerProcess } from './harness.js';
-import { Crm, createIntegration, SqliteStore, systemClock } from './service.js';
+import { postgresLeads } from './lead-data.js';
+import { Crm, createIntegration, PostgresStore, SqliteStore, systemClock } from './service.js';
 
 // Initial-sync throughput: items per second a consumer gets through HTTP (GET /v1/sync/changes at
 // limit=100, following next_cursor until has_more is false, hold-back 0) as a ratio of reading the
@@ -16,7 +18,9 @@ import { Crm, createIntegration, SqliteStore, systemClock } from './service.js';
 // client leads (three items each: lead and its two facets) through Crm.applyBatch, and cached under
 // packages/service/.bench/ so reruns reuse them.
 //
-//   node --import tsx bench/initial-sync.ts [items ...]
+// `pg:N` walks the PostgreSQL schema of N leads that the list benchmarks build (lead-data.ts) instead.
+//
+//   node --import tsx bench/initial-sync.ts [items | pg:leads ...]
 
 const TEAM = 'team_Bench';
 const LEADS_PER_BATCH = 2_000;
@@ -25,17 +29,27 @@ const AT = '2026-01-10T10:00:00.000Z';
 const WARM_UP_PAGES = 30;
 const CACHE = fileURLToPath(new URL('../.bench/', import.meta.url));
 
+/** A database to walk: its URL as the API server takes it, and a key that reads the bench team. */
 interface Dataset {
-  path: string;
+  label: string;
+  url: string;
+  schema?: string;
   key: string;
-  items: number;
+  /** The store the database walk reads. */
+  open(): Store;
 }
 
 async function dataset(items: number): Promise<Dataset> {
   const path = `${CACHE}initial-sync-${items}.db`;
   const info = `${CACHE}initial-sync-${items}.json`;
+  const made = (key: string): Dataset => ({
+    label: `SQLite, ${items.toLocaleString('en')} records`,
+    url: `sqlite:${path}`,
+    key,
+    open: () => new SqliteStore({ path }),
+  });
   if (existsSync(path) && existsSync(info))
-    return { path, items, ...(JSON.parse(readFileSync(info, 'utf8')) as { key: string }) };
+    return made((JSON.parse(readFileSync(info, 'utf8')) as { key: string }).key);
   mkdirSync(CACHE, { recursive: true });
   const building = `${path}.building`;
   for (const suffix of ['', '-wal', '-shm']) rmSync(building + suffix, { force: true });
@@ -72,11 +86,24 @@ async function dataset(items: number): Promise<Dataset> {
   await store.close();
   renameSync(building, path);
   writeFileSync(info, JSON.stringify({ key }));
-  return { path, key, items };
+  return made(key);
 }
 
-async function direct(path: string): Promise<{ items: number; ms: number }> {
-  const store = new SqliteStore({ path });
+/** The list benchmarks' PostgreSQL schema of `leads` leads (lead-data.ts): each lead, its facets, its activity. */
+async function postgresDataset(leads: number): Promise<Dataset> {
+  const data = await postgresLeads(leads);
+  const schema = data.schema as string;
+  return {
+    label: `PostgreSQL, ${leads.toLocaleString('en')} leads`,
+    url: data.url,
+    schema,
+    key: data.key,
+    open: () => new PostgresStore({ url: data.url, schema }),
+  };
+}
+
+async function direct(data: Dataset): Promise<{ items: number; ms: number }> {
+  const store = data.open();
   await store.migrate();
   for (let i = 0, after = 0; i < WARM_UP_PAGES; i++)
     after = (await store.readFeed(TEAM, after, 100)).at(-1)?.pos ?? after;
@@ -157,20 +184,16 @@ async function bare(pages: Map<string, Buffer>): Promise<Walk & { cpuUs: number 
  * with the real key check and limiter; rate limit and quota out of the way, no hold-back: this measures
  * the feed, not the limits.
  */
-async function http(
-  path: string,
-  key: string,
-  pages: Map<string, Buffer>,
-  readAhead = true,
-): Promise<Walk & { cpuUs: number }> {
+async function http(data: Dataset, pages: Map<string, Buffer>, readAhead = true): Promise<Walk & { cpuUs: number }> {
   const config: ApiServerConfig = {
-    url: `sqlite:${path}`,
+    url: data.url,
+    ...(data.schema ? { schema: data.schema } : {}),
     access: 'memory',
     feedHoldBackMs: 0,
     ...(readAhead ? {} : { feedReadAhead: false }),
   };
   const server = await startServerProcess('./api-server.ts', [JSON.stringify(config)]);
-  const headers = { authorization: `Bearer ${key}` };
+  const headers = { authorization: `Bearer ${data.key}` };
   try {
     for (let i = 0, cursor = ''; i < WARM_UP_PAGES; i++) {
       const response = await fetch(`${server.origin}/v1/sync/changes?limit=100${cursor}`, { headers });
@@ -182,12 +205,14 @@ async function http(
   }
 }
 
-const sizes = process.argv.slice(2).map(Number);
+const sizes = process.argv.slice(2);
 const rows: string[] = [];
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
-for (const size of sizes.length ? sizes : [10_000, 1_000_000]) {
-  if (!Number.isSafeInteger(size) || size < 1) throw new Error(`not a size: ${size}`);
-  const data = await dataset(size);
+for (const spec of sizes.length ? sizes : ['10000', '1000000']) {
+  // `N`: a SQLite feed of N items; `pg:N`: the PostgreSQL schema of N leads the other benchmarks use.
+  const size = Number(spec.replace(/^pg:/, ''));
+  if (!Number.isSafeInteger(size) || size < 1) throw new Error(`not a size: ${spec}`);
+  const data = spec.startsWith('pg:') ? await postgresDataset(size) : await dataset(size);
   // Small feeds walk in well under a second, so they get several interleaved rounds (medians); large ones one.
   const rounds = size <= 100_000 ? 5 : 1;
   const db: number[] = [];
@@ -198,13 +223,13 @@ for (const size of sizes.length ? sizes : [10_000, 1_000_000]) {
   let items = 0;
   let requests = 0;
   for (let round = 0; round < rounds; round++) {
-    const read = await direct(data.path);
+    const read = await direct(data);
     items = read.items;
     const pages = new Map<string, Buffer>();
-    const served = await http(data.path, data.key, pages);
+    const served = await http(data, pages);
     if (served.items !== items) throw new Error(`HTTP delivered ${served.items} items, the database holds ${items}`);
     // The same API reading each page only when it is asked for: what read-ahead adds.
-    const unread = await http(data.path, data.key, new Map(), false);
+    const unread = await http(data, new Map(), false);
     if (unread.items !== items) throw new Error(`HTTP delivered ${unread.items} items, the database holds ${items}`);
     const replayed = await bare(pages);
     if (replayed.items !== items) throw new Error(`the bare server delivered ${replayed.items} items, not ${items}`);
@@ -226,14 +251,14 @@ for (const size of sizes.length ? sizes : [10_000, 1_000_000]) {
   const readThenSend = db.map((ms, i) => ms + (floor[i] as number));
   const fmt = (n: number) => Math.round(n).toLocaleString('en');
   rows.push(
-    `| ${size.toLocaleString('en')} | ${items.toLocaleString('en')} | ${fmt(perSecond(median(db)))} | ${fmt(perSecond(median(api)))} | ${ratio(api, db).toFixed(3)} | ${ratio(asked, db).toFixed(3)} | ${fmt(perSecond(median(floor)))} | ${ratio(floor, db).toFixed(3)} | ${ratio(api, floor).toFixed(3)} | ${ratio(readThenSend, db).toFixed(3)} | ${(median(api) / requests).toFixed(2)} / ${(median(asked) / requests).toFixed(2)} / ${(median(floor) / requests).toFixed(2)} / ${((median(db) / items) * 100).toFixed(2)} | ${fmt(median(cpu.api))} / ${fmt(median(cpu.asked))} / ${fmt(median(cpu.floor))} |`,
+    `| ${data.label} | ${items.toLocaleString('en')} | ${fmt(perSecond(median(db)))} | ${fmt(perSecond(median(api)))} | ${ratio(api, db).toFixed(3)} | ${ratio(asked, db).toFixed(3)} | ${fmt(perSecond(median(floor)))} | ${ratio(floor, db).toFixed(3)} | ${ratio(api, floor).toFixed(3)} | ${ratio(readThenSend, db).toFixed(3)} | ${(median(api) / requests).toFixed(2)} / ${(median(asked) / requests).toFixed(2)} / ${(median(floor) / requests).toFixed(2)} / ${((median(db) / items) * 100).toFixed(2)} | ${fmt(median(cpu.api))} / ${fmt(median(cpu.asked))} / ${fmt(median(cpu.floor))} |`,
   );
 }
 process.stdout.write(
   [
-    '### Initial sync (SQLite, one consumer, limit=100, hold-back 0; servers in processes of their own)',
+    '### Initial sync (one consumer, limit=100, hold-back 0; servers in processes of their own)',
     '',
-    '| records | feed items | database items/s | HTTP items/s | HTTP / database | without read-ahead / database | bare server items/s | bare / database | HTTP / bare | read then send / database | ms per page: API / without read-ahead / bare / database | server CPU µs per page: API / without read-ahead / bare |',
+    '| database | feed items | database items/s | HTTP items/s | HTTP / database | without read-ahead / database | bare server items/s | bare / database | HTTP / bare | read then send / database | ms per page: API / without read-ahead / bare / database | server CPU µs per page: API / without read-ahead / bare |',
     '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...rows,
     '',

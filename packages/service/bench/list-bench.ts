@@ -125,12 +125,19 @@ async function fetchOk(url: string, key: string): Promise<Buffer> {
 }
 
 /** A bare server holding the API's answer to every path, fetched once from `api`. */
-async function bareServer(api: ServerProcess, key: string, paths: readonly string[]): Promise<ServerProcess> {
+async function bareServers(
+  api: ServerProcess,
+  key: string,
+  paths: readonly string[],
+): Promise<{ bare: ServerProcess; fastify: ServerProcess }> {
   const bodies: [string, string][] = [];
   for (const path of paths) bodies.push([path, (await fetchOk(api.origin + path, key)).toString('base64')]);
   const file = `${CACHE_DIR}bare-bodies.json`;
   writeFileSync(file, JSON.stringify(bodies));
-  return startServerProcess('./bare-server.ts', [file]);
+  return {
+    bare: await startServerProcess('./bare-server.ts', [file]),
+    fastify: await startServerProcess('./bare-server.ts', [file, 'fastify']),
+  };
 }
 
 /** RSS of a fresh API process (page cache on, as served) after start and after the whole load. */
@@ -194,8 +201,8 @@ export async function listBench(options: ListBenchOptions): Promise<string> {
       data: unknown[];
     };
     if (deepPage.data.length !== PAGE) throw new Error(`deep page holds ${deepPage.data.length} leads, not ${PAGE}`);
-    const bare = await bareServer(uncached, data.key, [paths.first, ...paths.pages, ...paths.leads]);
-    servers.push(bare);
+    const { bare, fastify } = await bareServers(uncached, data.key, [paths.first, ...paths.pages, ...paths.leads]);
+    servers.push(bare, fastify);
     const firstBytes = (await fetchOk(bare.origin + paths.first, data.key)).length;
     process.stderr.write(
       `list: ${fmtInt(data.leads)} leads, first page ${fmtInt(firstBytes)} bytes, ${paths.pages.length} pages and ${paths.leads.length} leads in turn\n`,
@@ -228,6 +235,7 @@ export async function listBench(options: ListBenchOptions): Promise<string> {
         { name: 'bare-pages', url: bare.origin, paths: paths.pages, server: bare },
         { name: 'bare-first', url: bare.origin, paths: [paths.first], server: bare },
         { name: 'bare-leads', url: bare.origin, paths: paths.leads, server: bare },
+        { name: 'fastify-leads', url: fastify.origin, paths: paths.leads, server: fastify },
         ...apiVariants('', api, uncached),
         ...before,
       ],
@@ -292,6 +300,11 @@ export async function listBench(options: ListBenchOptions): Promise<string> {
           row('bare, a different page each request (baseline of the uncached pages)', 'bare-pages', 'bare-pages'),
           row('bare, the first page again and again (baseline of the cached page)', 'bare-first', 'bare-first'),
           row('bare, a different lead each request (baseline of the single lead)', 'bare-leads', 'bare-leads'),
+          row(
+            'bare Fastify (one route, no hooks), a different lead each request: the framework alone',
+            'fastify-leads',
+            'bare-leads',
+          ),
           row('API, a different page each request, page cache off', 'uncached-pages', 'bare-pages'),
           row('API, the first page again and again, page cache on', 'cached-first', 'bare-first'),
           row('API, GET /v1/leads/{id}, a different lead each request', 'lead', 'bare-leads'),
@@ -330,6 +343,12 @@ export async function listBench(options: ListBenchOptions): Promise<string> {
             (p) => ratio(get(`${p}lead`), get('bare-leads')),
             '>=',
             LIST_TARGETS.leadOverBare,
+          ),
+          check(
+            'GET /v1/leads/{id} vs bare Fastify (req/s): what the API adds to the framework',
+            (p) => ratio(get(`${p}lead`), get('fastify-leads')),
+            '',
+            Number.NaN,
           ),
           check(
             `deep/first: cost of the page ${deep} records deep / the first page (page cache off)`,

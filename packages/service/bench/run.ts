@@ -48,7 +48,8 @@ const USAGE = `npm run bench -- [options]
   --connections N            concurrent connections (default 10)
   --large N                  leads of the list data set (default 1,000,000)
   --leads N                  leads for the auth and pg benchmarks (default 10,000)
-  --sync-sizes A,B           feed items for the initial-sync benchmark (default 10000,1000000; --quick 100000)
+  --sync-sizes A,B           feed items for the initial-sync benchmark, pg:N for PostgreSQL's N leads
+                             (default 10000,1000000,pg:100000; --quick 100000,pg:10000)
   --ingest-leads N           ingest: demo leads in the ingest file (default 2,000; --quick 400)
   --demo-leads N             ingest: leads of the demo run (default 2,000; --quick 400)
   --kill-every N             db: milliseconds between two terminations of the API's backends (default 500)
@@ -110,7 +111,8 @@ const ingestLeads = count('ingest-leads', values['ingest-leads'], quick ? 400 : 
 const demoLeads = count('demo-leads', values['demo-leads'], quick ? 400 : 2_000);
 // --quick walks 100,000 items: 1,000 pages, enough for the JIT of the server and the client to settle
 // (at 10,000 their warm-up is most of the walk).
-const syncSizes = values['sync-sizes']?.split(',') ?? (quick ? ['100000'] : ['10000', '1000000']);
+const syncSizes =
+  values['sync-sizes']?.split(',') ?? (quick ? ['100000', 'pg:10000'] : ['10000', '1000000', 'pg:100000']);
 const redisUrl = values.redis ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 /** A benchmark script with its own arguments and output (bench/initial-sync.ts, the client's), run as a child. */
