@@ -65,6 +65,8 @@ export async function openFeed(deps: Omit<FeedDeps, 'access'>, request: FeedRequ
   const sandbox = request.principal.livemode ? undefined : parseSandboxTeam(await store.getMeta(sandboxTeamKey(team)));
   const epoch = teamFeedEpoch(databaseEpoch, sandbox);
   let from: FeedPosition;
+  // The head read after the request arrived (cursor requests); a page read ahead must have seen the same.
+  let head: number | undefined;
   if (request.cursor === undefined) {
     from = { epoch, pos: 0, reachedAt: now - limits.feedHoldBackMs, initialSyncStartedAt: now };
   } else {
@@ -76,7 +78,8 @@ export async function openFeed(deps: Omit<FeedDeps, 'access'>, request: FeedRequ
       throw new ApiError(sandbox.cursors.refusal);
     }
     // Beyond the feed's end: the database went back in time (a restore nobody marked).
-    if (from.pos > (await store.feedHead(team))) throw new ApiError('resync_required');
+    head = await store.feedHead(team);
+    if (from.pos > head) throw new ApiError('resync_required');
     const since = from.initialSyncStartedAt ?? from.reachedAt;
     if (now - since > limits.cursorLifetimeMs) throw new ApiError('sync_cursor_expired');
     // Only when configured with a lifetime longer than removal retention: removals after the cursor
@@ -91,7 +94,7 @@ export async function openFeed(deps: Omit<FeedDeps, 'access'>, request: FeedRequ
       // The page stops at the first entry recorded inside the hold-back window: what follows is not ready yet.
       const cutoff = now - limits.feedHoldBackMs;
       const query = { team, after: from.pos, limit, cutoff };
-      const page = await (readAhead ? readAhead.page(query) : store.feedPage(query));
+      const page = await (readAhead ? readAhead.page(query, head) : store.feedPage(query));
       const { hasMore, last } = page;
       // Caught up: everything recorded up to the cutoff was delivered, so an empty page moves the point too.
       const reachedAt = hasMore && last ? Math.max(from.reachedAt, last.recordedAt) : Math.max(from.reachedAt, cutoff);

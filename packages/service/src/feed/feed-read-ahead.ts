@@ -5,11 +5,14 @@ import type { FeedPageQuery, JsonFeedPage, Store } from '../store/store.js';
 // (docs/feed.md, "Read-ahead"). A consumer asks for a page only once it holds the one before (the cursor
 // is in it), so without this the database read and the consumer's work never overlap.
 //
-// Why a page read ahead is exact: it is used only if the team's feed head has not moved since just
-// before it was read (every change to what a feed page shows appends to the team's feed in the same
-// transaction, as for the page cache, http/page-cache.ts), and only if it was a full page: all `limit + 1`
-// entries it looked at were ready at its cutoff, so at any later cutoff the same statement cuts nothing
-// either. Anything else is read again, as without read-ahead.
+// Why a page read ahead is exact: it is used only if the team's feed head it saw (the statement reads
+// the head in the page's own snapshot) is the head the request read after it arrived. Every change to
+// what a feed page shows appends to the team's feed in the same transaction (as for the page cache,
+// http/page-cache.ts) and heads only grow, so equal heads mean either nothing was committed between the
+// page's snapshot and the request's read, or the snapshot was taken after that read, while the request
+// was already waiting. And it is used only if it was a full page: all `limit + 1` entries it looked at
+// were ready at its cutoff, so at any later cutoff the same statement cuts nothing either. Anything else is
+// read again, as without read-ahead.
 //
 // A read-ahead nobody asks for is wasted work: when the next page goes to another process (several
 // processes without sticky connections) or the consumer stops. The process counts what its read-aheads
@@ -31,7 +34,6 @@ interface Ahead {
   /** When it was started (clock ms), for the age limit. */
   at: number;
   cutoff: number;
-  head: number;
   page: Promise<JsonFeedPage | undefined>;
 }
 
@@ -52,7 +54,7 @@ export class FeedReadAhead {
   private skipped = 0;
 
   constructor(
-    private readonly store: Pick<Store, 'feedPage' | 'feedHead'>,
+    private readonly store: Pick<Store, 'feedPage'>,
     private readonly clock: Clock,
     private readonly capacity: number = DEFAULT_READ_AHEAD_PAGES,
   ) {}
@@ -61,15 +63,17 @@ export class FeedReadAhead {
     return this.capacity > 0;
   }
 
-  /** The page `query` asks for: the one read ahead for it when that still holds, else read now. */
-  async page(query: FeedPageQuery): Promise<JsonFeedPage> {
+  /**
+   * The page `query` asks for: the one read ahead for it when that still holds, else read now. `head` is
+   * the team's feed head as the request read it once it had arrived (none: nothing read ahead is used).
+   */
+  async page(query: FeedPageQuery, head: number | undefined): Promise<JsonFeedPage> {
     const key = keyOf(query);
     const ahead = this.pending.get(key);
     if (ahead) {
       this.pending.delete(key);
       const page = await ahead.page;
-      // The head after the page was read: unchanged since before it was read means nothing was written between.
-      if (page?.hasMore && query.cutoff >= ahead.cutoff && (await this.store.feedHead(query.team)) === ahead.head) {
+      if (page?.hasMore && page.head === head && query.cutoff >= ahead.cutoff) {
         this.count('used');
         return page;
       }
@@ -87,11 +91,9 @@ export class FeedReadAhead {
     const key = keyOf(query);
     if (this.pending.has(key)) return;
     this.dropOld();
-    const ahead: Ahead = { at: this.clock.now(), cutoff: 0, head: 0, page: Promise.resolve(undefined) };
-    ahead.page = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
+    const ahead: Ahead = { at: this.clock.now(), cutoff: 0, page: Promise.resolve(undefined) };
+    ahead.page = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
       ahead.cutoff = this.clock.now() - holdBackMs;
-      // The head first, then the page (see the top of this file).
-      ahead.head = await this.store.feedHead(query.team);
       return this.store.feedPage({ ...query, cutoff: ahead.cutoff });
     });
     // A failed read-ahead is no answer's concern: the request that would have used it reads the page itself.

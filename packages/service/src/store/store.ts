@@ -116,6 +116,8 @@ export interface JsonFeedPage {
   hasMore: boolean;
   /** Position and recording time of the page's last entry; null for an empty page. */
   last: { pos: number; recordedAt: number } | null;
+  /** The team's feed head as the statement saw it (the same snapshot as the page; 0 when it has none). */
+  head: number;
 }
 
 /** A live lead as GET /v1/leads/{id} returns it: its JSON with both facets, and its team. */

@@ -105,7 +105,7 @@ function fakeStore(options: { failures?: number } = {}) {
     async feedPage(q: FeedPageQuery): Promise<JsonFeedPage> {
       reads++;
       if (reads <= (options.failures ?? 0)) throw new Error('connection lost');
-      return { items: Buffer.from('{}'), count: 1, hasMore: true, last: { pos: q.after + 1, recordedAt: 0 } };
+      return { items: Buffer.from('{}'), count: 1, hasMore: true, last: { pos: q.after + 1, recordedAt: 0 }, head: 7 };
     },
   };
 }
@@ -131,13 +131,13 @@ describe('Feed read-ahead: what it costs when nobody asks', () => {
     let after = 1000;
     while (readAhead.stats.used === 0) {
       readAhead.readNext(query(after), 0);
-      await readAhead.page(query(after));
+      await readAhead.page(query(after), 7);
       after++;
     }
     const started = readAhead.stats.started;
     for (let i = 0; i < 10; i++, after++) {
       readAhead.readNext(query(after), 0);
-      await readAhead.page(query(after));
+      await readAhead.page(query(after), 7);
     }
     expect(readAhead.stats.started).toBe(started + 10);
     expect(readAhead.stats.used).toBe(11);
@@ -148,7 +148,7 @@ describe('Feed read-ahead: what it costs when nobody asks', () => {
     const readAhead = new FeedReadAhead(store, new ManualClock(0));
     readAhead.readNext(query(3), 0);
     await readAhead.idle();
-    expect((await readAhead.page(query(3))).last).toEqual({ pos: 4, recordedAt: 0 });
+    expect((await readAhead.page(query(3), 7)).last).toEqual({ pos: 4, recordedAt: 0 });
     expect(store.reads).toBe(2);
     expect(readAhead.stats).toMatchObject({ used: 0, stale: 1 });
   });

@@ -28,6 +28,7 @@ async function perRowPage(store: Store, team: string, after: number, limit: numb
     count: page.length,
     hasMore: ready > limit,
     last: last ? { pos: last.pos, recordedAt: last.recordedAt } : null,
+    head: await store.feedHead(team),
   };
 }
 
@@ -116,6 +117,7 @@ describeEachBackend('Feed pages joined by the database', (makeStore) => {
         count: 0,
         hasMore: false,
         last: null,
+        head: await w.store.feedHead(team),
       });
     }
   });

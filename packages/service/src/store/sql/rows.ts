@@ -95,6 +95,7 @@ export function toJsonFeedPage(row: Row | undefined, limit: number): store.JsonF
     count: asNumber(row?.n ?? 0),
     hasMore: asNumber(row?.ready ?? 0) > limit,
     last: row?.last_pos == null ? null : { pos: asNumber(row.last_pos), recordedAt: asNumber(row.last_recorded_at) },
+    head: asNumber(row?.head ?? 0),
   };
 }
 

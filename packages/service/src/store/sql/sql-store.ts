@@ -98,7 +98,7 @@ export abstract class SqlStore {
   }
 
   async feedPage(q: FeedPageQuery): Promise<JsonFeedPage> {
-    const values = [q.team, q.after, q.limit + 1, q.cutoff, q.limit];
+    const values = [q.team, q.after, q.limit + 1, q.cutoff, q.limit, q.team];
     let [row] = await this.all(this.sql.feedPage, values);
     if (!rows.joinedInOrder(row)) [row] = await this.all(this.sql.feedPageSorted, values);
     return rows.toJsonFeedPage(row, q.limit);

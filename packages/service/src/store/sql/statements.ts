@@ -149,13 +149,15 @@ export function statementsFor(d: Dialect) {
    * items (docs/feed.md) and joined by the database, and the count of the rest tells whether more follow.
    * An entry without a body of its own is its record's current version and takes the row's JSON, looked up
    * for the page's entries only. Ids and kinds are plain ASCII by their patterns, so they need no escaping.
+   * The team's head comes from the same snapshot (what a page read ahead is checked by, feed-read-ahead.ts).
    */
   const feedPage = (joined: string) => `WITH fetched AS (
       SELECT pos, kind, id, version, recorded_at, removed, body FROM feed WHERE team = ? AND pos > ? ORDER BY pos LIMIT ?),
     ready AS (SELECT * FROM fetched
       WHERE pos < coalesce((SELECT min(pos) FROM fetched WHERE recorded_at > ?), ${Number.MAX_SAFE_INTEGER})),
     page AS (SELECT * FROM ready ORDER BY pos LIMIT ?)
-    SELECT p.items, p.joined_order, p.n, p.last_seq AS last_pos, p.last_recorded_at, (SELECT count(*) FROM ready) AS ready
+    SELECT p.items, p.joined_order, p.n, p.last_seq AS last_pos, p.last_recorded_at, (SELECT count(*) FROM ready) AS ready,
+      (SELECT last_pos FROM feed_heads WHERE team = ?) AS head
     FROM (SELECT ${joined} AS items, ${d.joinedOrder} AS joined_order, ${d.pageCount} AS n, max(seq) AS last_seq,
         ${d.lastRecordedAt} AS last_recorded_at
       FROM (SELECT pos AS seq, recorded_at,
