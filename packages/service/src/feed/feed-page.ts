@@ -59,14 +59,18 @@ export async function openFeed(deps: Omit<FeedDeps, 'access'>, request: FeedRequ
   const { store, clock, limits, codec, readAhead } = deps;
   const { team, limit } = request;
   const now = clock.now();
-  const databaseEpoch = await currentFeedEpoch(store);
-  // An example team's cursors also carry its sandbox token (docs/testing-your-consumer.md); read at every
-  // request, never cached, so a cursor issued after a sandbox change always carries the new token.
-  const sandbox = request.principal.livemode ? undefined : parseSandboxTeam(await store.getMeta(sandboxTeamKey(team)));
+  // What the checks read, sent together (on PostgreSQL each is a round trip); the checks below still run in
+  // their order. An example team's cursors also carry its sandbox token (docs/testing-your-consumer.md); read
+  // at every request, never cached, so a cursor issued after a sandbox change always carries the new token.
+  // The head (cursor requests) is read after the request arrived: a page read ahead must have seen the same.
+  const [databaseEpoch, sandboxMeta, head] = await Promise.all([
+    currentFeedEpoch(store),
+    request.principal.livemode ? undefined : store.getMeta(sandboxTeamKey(team)),
+    request.cursor === undefined ? undefined : store.feedHead(team),
+  ]);
+  const sandbox = request.principal.livemode ? undefined : parseSandboxTeam(sandboxMeta);
   const epoch = teamFeedEpoch(databaseEpoch, sandbox);
   let from: FeedPosition;
-  // The head read after the request arrived (cursor requests); a page read ahead must have seen the same.
-  let head: number | undefined;
   if (request.cursor === undefined) {
     from = { epoch, pos: 0, reachedAt: now - limits.feedHoldBackMs, initialSyncStartedAt: now };
   } else {
@@ -78,8 +82,7 @@ export async function openFeed(deps: Omit<FeedDeps, 'access'>, request: FeedRequ
       throw new ApiError(sandbox.cursors.refusal);
     }
     // Beyond the feed's end: the database went back in time (a restore nobody marked).
-    head = await store.feedHead(team);
-    if (from.pos > head) throw new ApiError('resync_required');
+    if (from.pos > (head ?? 0)) throw new ApiError('resync_required');
     const since = from.initialSyncStartedAt ?? from.reachedAt;
     if (now - since > limits.cursorLifetimeMs) throw new ApiError('sync_cursor_expired');
     // Only when configured with a lifetime longer than removal retention: removals after the cursor
