@@ -3,6 +3,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { FeedRow, JsonFeedPage, Store } from '../../src/store/store.js';
 import { type FeedWorld, feedWorld, newLead, SECOND, T0 } from '../feed/feed-world.js';
 import { describeEachBackend } from '../support/backends.js';
+import { withFirstPageOutOfOrder } from '../support/joined-order.js';
 
 // Store.feedPage renders and joins a feed page in the database. Here it is held against the per-row
 // reading it replaced on the route: readFeed's rows, cut before the first entry recorded after the
@@ -125,21 +126,9 @@ describeEachBackend('Feed pages joined by the database', (makeStore) => {
   it('a page the database joined out of position order is read again sorted: the same bytes as an ordered page', async () => {
     const query = { team: 'team_A1', after: 0, limit: 30, cutoff: w.clock.now() };
     const expected = plain(await w.store.feedPage(query));
-    const inner = w.store as unknown as { all(text: string, values?: unknown[]): Promise<Record<string, unknown>[]> };
-    const all = inner.all.bind(w.store);
-    const texts: string[] = [];
-    inner.all = async (text, values) => {
-      texts.push(text);
-      const found = await all(text, values);
-      const first = found[0];
-      return texts.length === 1 && first ? [{ ...first, joined_order: '9,3', items: Buffer.from('{}') }] : found;
-    };
-    try {
-      expect(plain(await w.store.feedPage(query))).toEqual(expected);
-      expect(texts).toHaveLength(2);
-      expect(texts[1]).toMatch(/ORDER BY seq\)/);
-    } finally {
-      inner.all = all;
-    }
+    const { value: page, texts } = await withFirstPageOutOfOrder(w.store, () => w.store.feedPage(query));
+    expect(plain(page)).toEqual(expected);
+    expect(texts).toHaveLength(2);
+    expect(texts[1]).toMatch(/ORDER BY seq\)/);
   });
 });

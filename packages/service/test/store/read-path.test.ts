@@ -2,6 +2,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { joinedInOrder } from '../../src/store/sql/rows.js';
 import type { ListFilter, RecordRow, Store } from '../../src/store/store.js';
 import { describeEachBackend } from '../support/backends.js';
+import { withFirstPageOutOfOrder } from '../support/joined-order.js';
 
 // The joined reads (listPage, leadDetail) against the per-row reads they replace on the routes: the same
 // bytes, the same page boundaries, on every backend.
@@ -97,26 +98,12 @@ describeEachBackend('Joined reads', (makeStore) => {
   it('a page the database joined out of position order is read again sorted: the same bytes as an ordered page', async () => {
     const query = { team: 'team_t', kind: 'lead' as const, after: 0, limit: 30 };
     const expected = await store.listPage(query);
-    // Pretend the database fed the aggregate in another order (SQLite does not promise one): its reported
-    // order no longer ascends, so the store must not trust the joined bytes.
-    const inner = store as unknown as { all(text: string, values?: unknown[]): Promise<Record<string, unknown>[]> };
-    const all = inner.all.bind(store);
-    const texts: string[] = [];
-    inner.all = async (text, values) => {
-      texts.push(text);
-      const found = await all(text, values);
-      const first = found[0];
-      return texts.length === 1 && first ? [{ ...first, joined_order: '9,3', items: Buffer.from('{}') }] : found;
-    };
-    try {
-      const page = await store.listPage(query);
-      expect(page.items.toString('utf8')).toBe(expected.items.toString('utf8'));
-      expect(page.count).toBe(expected.count);
-      expect(texts).toHaveLength(2);
-      expect(texts[1]).toMatch(/ORDER BY seq\)/);
-    } finally {
-      inner.all = all;
-    }
+    // The reported order no longer ascends, so the store must not trust the joined bytes.
+    const { value: page, texts } = await withFirstPageOutOfOrder(store, () => store.listPage(query));
+    expect(page.items.toString('utf8')).toBe(expected.items.toString('utf8'));
+    expect(page.count).toBe(expected.count);
+    expect(texts).toHaveLength(2);
+    expect(texts[1]).toMatch(/ORDER BY seq\)/);
   });
 
   it('the order check reads the positions a page was joined in: ascending is in order, any step back is not', () => {
