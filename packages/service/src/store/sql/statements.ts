@@ -9,6 +9,12 @@ import { type Dialect, numberedPlaceholders } from './dialect.js';
 
 const RECORD = 'SELECT seq, kind, id, team, version, json, removed FROM records';
 const FILTERS = ['board', 'stage', 'status', 'lead'] as const;
+/**
+ * The body a feed entry `f` delivers: its own, or, when it has none and is no removal, its record's current
+ * JSON (the entry of a record's current version borrows the row's; docs/feed.md, "What is stored").
+ */
+const ENTRY_BODY = `CASE WHEN f.body IS NOT NULL THEN f.body
+  WHEN f.removed IS NULL THEN (SELECT r.json FROM records r WHERE r.kind = f.kind AND r.id = f.id) END`;
 
 /**
  * A written column: its name, the field of the row object its value comes from, and its PostgreSQL type
@@ -164,9 +170,7 @@ export function statementsFor(d: Dialect) {
           '{"kind":"' || kind || '","id":"' || id || '","version":' || version || ',' || CASE
             WHEN removed IS NULL AND body IS NOT NULL THEN '"object":' || body || '}'
             ELSE '"removed":{"reason":"' || coalesce(removed, 'deleted') || '"}}' END AS json
-        FROM (SELECT pos, kind, id, version, recorded_at, removed, CASE WHEN f.body IS NOT NULL THEN f.body
-            WHEN f.removed IS NULL THEN (SELECT r.json FROM records r WHERE r.kind = f.kind AND r.id = f.id) END AS body
-          FROM page f) e
+        FROM (SELECT pos, kind, id, version, recorded_at, removed, ${ENTRY_BODY} AS body FROM page f) e
         ORDER BY pos) i) p`;
 
   return {
@@ -224,9 +228,7 @@ export function statementsFor(d: Dialect) {
      * without statistics joined the team's whole feed before the limit (17 pages/s on 40,000 entries).
      */
     readFeed: text(`SELECT f.team AS team, f.pos AS pos, f.kind AS kind, f.id AS id, f.version AS version,
-        f.recorded_at AS recorded_at, f.removed AS removed,
-        CASE WHEN f.body IS NOT NULL THEN f.body
-          WHEN f.removed IS NULL THEN (SELECT r.json FROM records r WHERE r.kind = f.kind AND r.id = f.id) END AS body
+        f.recorded_at AS recorded_at, f.removed AS removed, ${ENTRY_BODY} AS body
       FROM (SELECT * FROM feed WHERE team = ? AND pos > ? ORDER BY pos LIMIT ?) f
       ORDER BY f.pos`),
     feedPage: text(feedPage(d.joinedJson)),
