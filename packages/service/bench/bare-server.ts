@@ -3,13 +3,17 @@
 // BODIES_FILE is JSON, `[[url, base64 body], ...]`, or, when its name ends in `.ndjson`, one `[url, base64 body]`
 // per line (the feed's walks, too large for one string); a URL it does not hold is answered 404. With
 // `fastify` the same answers come from a Fastify app with one route and nothing else (no hooks, no schemas):
-// the least any API built on Fastify pays per request, beside the least Node's own server pays.
+// the least any API built on Fastify pays per request, beside the least Node's own server pays. With
+// `fastify-store DB_PATH` that app also answers `GET /v1/leads/:id` with the store's own statement over the
+// bench database (`Store.leadDetail`, as the API runs it), and nothing else: no key, limiter or team check.
+// Its rate is what a single lead could reach if everything the API itself does per request cost nothing.
 //
-//   node --import tsx bench/bare-server.ts BODIES_FILE [fastify]
+//   node --import tsx bench/bare-server.ts BODIES_FILE [fastify | fastify-store DB_PATH]
 import { createReadStream, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createInterface } from 'node:readline';
 import Fastify from 'fastify';
+import { SqliteStore } from './service.js';
 
 const type = 'application/json; charset=utf-8';
 const file = process.argv[2] as string;
@@ -26,8 +30,17 @@ const answers = new Map(
   }),
 );
 let server: Server;
-if (process.argv[3] === 'fastify') {
+const mode = process.argv[3];
+if (mode === 'fastify' || mode === 'fastify-store') {
   const app = Fastify();
+  if (mode === 'fastify-store') {
+    const store = new SqliteStore({ path: process.argv[4] as string, mustExist: true });
+    app.get<{ Params: { id: string } }>('/v1/leads/:id', async (request, reply) => {
+      const lead = await store.leadDetail(request.params.id);
+      if (!lead) return reply.code(404).send();
+      return reply.header('content-type', type).send(lead.body);
+    });
+  }
   app.get('/*', (request, reply) => {
     const answer = answers.get(request.url);
     if (!answer) return reply.code(404).send();

@@ -124,12 +124,16 @@ async function fetchOk(url: string, key: string): Promise<Buffer> {
   return bytes;
 }
 
-/** A bare server holding the API's answer to every path, fetched once from `api`. */
+/**
+ * A bare server holding the API's answer to every path, fetched once from `api`; the same answers from a bare
+ * Fastify app; and that app reading each lead with the store's statement from `dbPath` (bare-server.ts).
+ */
 async function bareServers(
   api: ServerProcess,
   key: string,
   paths: readonly string[],
-): Promise<{ bare: ServerProcess; fastify: ServerProcess }> {
+  dbPath: string,
+): Promise<{ bare: ServerProcess; fastify: ServerProcess; store: ServerProcess }> {
   const bodies: [string, string][] = [];
   for (const path of paths) bodies.push([path, (await fetchOk(api.origin + path, key)).toString('base64')]);
   const file = `${CACHE_DIR}bare-bodies.json`;
@@ -137,6 +141,7 @@ async function bareServers(
   return {
     bare: await startServerProcess('./bare-server.ts', [file]),
     fastify: await startServerProcess('./bare-server.ts', [file, 'fastify']),
+    store: await startServerProcess('./bare-server.ts', [file, 'fastify-store', dbPath]),
   };
 }
 
@@ -201,8 +206,19 @@ export async function listBench(options: ListBenchOptions): Promise<string> {
       data: unknown[];
     };
     if (deepPage.data.length !== PAGE) throw new Error(`deep page holds ${deepPage.data.length} leads, not ${PAGE}`);
-    const { bare, fastify } = await bareServers(uncached, data.key, [paths.first, ...paths.pages, ...paths.leads]);
-    servers.push(bare, fastify);
+    const { bare, fastify, store } = await bareServers(
+      uncached,
+      data.key,
+      [paths.first, ...paths.pages, ...paths.leads],
+      data.url.slice('sqlite:'.length),
+    );
+    servers.push(bare, fastify, store);
+    // The statement-only server must answer the API's bytes, or its rate says nothing about the API's.
+    for (const path of paths.leads.slice(0, 20)) {
+      const [a, b] = [await fetchOk(uncached.origin + path, data.key), await fetchOk(store.origin + path, data.key)];
+      if (!a.equals(b))
+        throw new Error(`${path}: the bare Fastify app with the store answers other bytes than the API`);
+    }
     const firstBytes = (await fetchOk(bare.origin + paths.first, data.key)).length;
     process.stderr.write(
       `list: ${fmtInt(data.leads)} leads, first page ${fmtInt(firstBytes)} bytes, ${paths.pages.length} pages and ${paths.leads.length} leads in turn\n`,
@@ -236,6 +252,7 @@ export async function listBench(options: ListBenchOptions): Promise<string> {
         { name: 'bare-first', url: bare.origin, paths: [paths.first], server: bare },
         { name: 'bare-leads', url: bare.origin, paths: paths.leads, server: bare },
         { name: 'fastify-leads', url: fastify.origin, paths: paths.leads, server: fastify },
+        { name: 'store-leads', url: store.origin, paths: paths.leads, server: store },
         ...apiVariants('', api, uncached),
         ...before,
       ],
@@ -305,6 +322,11 @@ export async function listBench(options: ListBenchOptions): Promise<string> {
             'fastify-leads',
             'bare-leads',
           ),
+          row(
+            "bare Fastify reading each lead with the store's statement (no key, limiter or team check)",
+            'store-leads',
+            'bare-leads',
+          ),
           row('API, a different page each request, page cache off', 'uncached-pages', 'bare-pages'),
           row('API, the first page again and again, page cache on', 'cached-first', 'bare-first'),
           row('API, GET /v1/leads/{id}, a different lead each request', 'lead', 'bare-leads'),
@@ -347,6 +369,12 @@ export async function listBench(options: ListBenchOptions): Promise<string> {
           check(
             'GET /v1/leads/{id} vs bare Fastify (req/s): what the API adds to the framework',
             (p) => ratio(get(`${p}lead`), get('fastify-leads')),
+            '',
+            Number.NaN,
+          ),
+          check(
+            "ceiling of the single lead: bare Fastify with the store's statement vs bare (req/s)",
+            () => ratio(get('store-leads'), get('bare-leads')),
             '',
             Number.NaN,
           ),
