@@ -60,6 +60,8 @@ export interface AccessRequest {
   authorization: string | undefined;
   origin: string | undefined;
   ip: string;
+  /** The connection the request came on (its socket): a key it presented before is not hashed again (keys.ts). */
+  connection?: object | undefined;
   /** The request's lock checks left to its charge; the address lockout joins them (absent: checked at once). */
   deferred?: DeferredLocks | undefined;
   /** The request's Redis time (every method that may wait on Redis takes it): at most one budget in all. */

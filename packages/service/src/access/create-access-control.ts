@@ -29,7 +29,7 @@ import type {
 } from './access-control.js';
 import { allowlistAllows } from './allowlist.js';
 import { teamRefusal } from './eligibility.js';
-import { bearerToken, getPepper, keyMatches, looksLikeSecretKey, parseKey } from './keys.js';
+import { bearerToken, ConnectionKeys, getPepper, looksLikeSecretKey, parseKey } from './keys.js';
 import { AuthLockout } from './limits/auth-lockout.js';
 import { createCounterStore } from './limits/counters.js';
 import { FirewallBudget } from './limits/firewall-budget.js';
@@ -91,6 +91,7 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
   const keys = new TtlCache<string, KeyRecord | undefined>(clock, limits.keyCacheMs);
   const teams = new TtlCache<string, TeamRecord>(clock, limits.keyCacheMs);
   const switches = new TtlCache<string, string | undefined>(clock, limits.keyCacheMs);
+  const connectionKeys = new ConnectionKeys();
 
   const loadKey = (lookupId: string) =>
     keys.get(lookupId, async () => {
@@ -194,7 +195,7 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
       const record = await loadKey(parsed.lookupId);
       if (!record) return refuse(request, new ApiError('invalid_credentials'), { ip });
       const pepper = await getPepper(store);
-      if (!keyMatches(pepper, token, record.key.state.digest)) {
+      if (!connectionKeys.matches(request.connection, pepper, token, record.key.state.digest)) {
         // The deferred locks and the key's lock in one round trip.
         if ((await checkLocks(deferred, budget, [lockout.keyLock(record.key.id)])) === 0) {
           await lockout.recordFailure(ip, undefined, budget);

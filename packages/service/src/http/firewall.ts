@@ -79,6 +79,7 @@ export function accessHook(access: AccessControl) {
         authorization: request.headers.authorization,
         origin: request.headers.origin,
         ip: request.ip,
+        connection: request.raw.socket,
         deferred: request.deferredLocks ?? undefined,
         budget: request.redisBudget ?? undefined,
       });

@@ -118,6 +118,25 @@ describeEachBackend('access control: authentication and team eligibility', (make
     expect(await auth(third)).toBe('invalid_credentials');
   });
 
+  it('on one keep-alive connection a key that matched is still refused once expired, rolled away or revoked, and a key differing only in its secret is refused after it', async () => {
+    access = createAccessControl({ store, clock, limits: { ...limits, keyCacheMs: 0 } });
+    const connection = {};
+    const on = (authorization: string) => auth(authorization, { connection });
+    expect(await on(key)).toBe('ok');
+    expect(await on(wrongSecret(key))).toBe('invalid_credentials');
+    expect(await on(key)).toBe('ok');
+    const rolled = `Bearer ${(await rollKey(store, clock, integrationId, { grace: '1h' })).key}`;
+    expect(await on(rolled)).toBe('ok');
+    expect(await on(key)).toBe('ok');
+    clock.advance(3_600_000);
+    expect(await on(key)).toBe('key_expired');
+    const next = `Bearer ${(await rollKey(store, clock, integrationId, { compromised: true })).key}`;
+    expect(await on(rolled)).toBe('invalid_credentials');
+    expect(await on(next)).toBe('ok');
+    await revokeIntegration(store, clock, integrationId);
+    expect(await on(next)).toBe('invalid_credentials');
+  });
+
   it('revoke integration: every key refused with invalid_credentials within the key cache time (at most 5 s)', async () => {
     expect(limits.keyCacheMs).toBeLessThanOrEqual(5000);
     expect(await auth(key)).toBe('ok');
