@@ -85,7 +85,9 @@ function register(app: App, deps: HttpDeps, gate: TeamGate, endpoint: Endpoint):
       request.itemsReturned = answer.items;
       reply.header('content-type', JSON_TYPE);
       for (const [name, value] of Object.entries(answer.headers ?? {})) reply.header(name, value);
-      return reply.send(answer.json);
+      // The payload itself, not `reply`: an async handler returning the reply makes the promise adopt it as a
+      // thenable, which waits for the response to finish (listeners on every answer) for nothing.
+      return answer.json;
     },
   });
 }
