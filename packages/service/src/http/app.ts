@@ -128,6 +128,7 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
   app.decorateRequest('errorCode', null);
   app.decorateRequest('refusal', null);
   app.decorateRequest('team', null);
+  app.decorateRequest('routeEndpoint', null);
   // While closing, every response ends its connection: one routed before the signal would otherwise stay
   // open as an idle keep-alive connection until the grace period cuts it.
   let closing = false;

@@ -8,6 +8,7 @@ import type {
   Reservation,
 } from '../access/access-control.js';
 import { DEFAULT_PAGE_SIZE } from '../schemas/params.js';
+import { endpointOf } from './route-endpoint.js';
 
 // Every authenticated request is paid for before the route reads anything (docs/limits.md, "What a request
 // costs"): once the key, the scope and the parameters are checked, the route's declared charge is reserved;
@@ -45,7 +46,7 @@ function limitOf(request: FastifyRequest): number {
 /** preHandler: the checks of the parameters the schema cannot express, then the reservation. */
 export function chargeHook(access: AccessControl) {
   return async function charge(request: FastifyRequest): Promise<void> {
-    const endpoint = request.routeOptions.config.endpoint;
+    const endpoint = endpointOf(request);
     if (!endpoint?.charge || !request.principal) return;
     endpoint.checkParams?.({ query: request.query, body: request.body });
     const { rateClass, quota, items } = endpoint.charge;

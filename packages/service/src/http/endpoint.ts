@@ -9,7 +9,7 @@ import type { Answer, HttpDeps } from './context.js';
 
 // An endpoint is one declaration: everything the pipeline (pipeline.ts) applies to its requests, what
 // OpenAPI and the scopes table of docs/api.md say of it, and its handler. The hooks read it from the
-// route's config (`request.routeOptions.config.endpoint`).
+// route's config through `endpointOf` (route-endpoint.ts).
 
 /** Who may call: a key with this scope, any valid key (/me), or anyone without a key (/health). */
 export type Caller = Scope | 'any_key' | 'no_key';
@@ -85,5 +85,9 @@ export function endpoint<Q extends TSchema, P extends TSchema, B extends TSchema
 declare module 'fastify' {
   interface FastifyContextConfig {
     endpoint?: Endpoint;
+  }
+  interface FastifyRequest {
+    /** The route's declaration once `endpointOf` (route-endpoint.ts) read it (undefined: unmatched); null until then. */
+    routeEndpoint: Endpoint | undefined | null;
   }
 }

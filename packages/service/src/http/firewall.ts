@@ -10,6 +10,7 @@ import type { Limits } from '../config.js';
 import { ApiError } from '../errors/catalogue.js';
 import { handleError, sendPlain } from './problem.js';
 import type { Refusal } from './request-log.js';
+import { endpointOf } from './route-endpoint.js';
 
 // The firewall in front of the API (spec, "Firewall answers"): bare statuses, no JSON, no request
 // id. Runs first on every request, matched or not. A chunked body is counted while it streams by
@@ -22,7 +23,7 @@ export function firewall(access: AccessControl, limits: Limits) {
       return sendPlain(reply, 404, 'firewall_method_or_path');
     }
 
-    const endpoint = request.routeOptions.config.endpoint;
+    const endpoint = endpointOf(request);
     const length = request.headers['content-length'];
     const hasBody = request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
     if (hasBody) {
@@ -69,7 +70,7 @@ const AUTH_REFUSALS: Partial<Record<string, Refusal>> = {
  */
 export function accessHook(access: AccessControl) {
   return async function accessCheck(request: FastifyRequest): Promise<void> {
-    const endpoint = request.routeOptions.config.endpoint;
+    const endpoint = endpointOf(request);
     if (!endpoint) return;
     await access.checkSwitches(endpoint.name);
     if (endpoint.caller === 'no_key') return;
