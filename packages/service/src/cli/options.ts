@@ -39,7 +39,7 @@ export function resolveDbUrl(flag: string | undefined, env: NodeJS.ProcessEnv = 
 export async function openDb(flag: string | undefined, { create = false } = {}): Promise<Store> {
   let store: Store;
   try {
-    store = await openStore(resolveDbUrl(flag), { create });
+    store = await openStore(resolveDbUrl(flag), { create, readerMmapMib: readSetting('sqliteMmap') as number });
   } catch (error) {
     if (!(error instanceof DatabaseMissingError)) throw error;
     throw new DatabaseMissingError(

@@ -6,15 +6,22 @@ import { DatabaseMissingError, type Store } from './store.js';
  * Opens the store a database URL names: `sqlite:PATH` (or `sqlite::memory:`) or `postgres://...` /
  * `postgresql://...`. With `create` a missing database is created and pending migrations are applied;
  * without it a SQLite file that does not exist, or a database with migrations not applied, is refused
- * with a `DatabaseMissingError` (nothing is created).
+ * with a `DatabaseMissingError` (nothing is created). `readerMmapMib`: see `SqliteStoreOptions`.
  */
-export async function openStore(url: string, { create = true }: { create?: boolean } = {}): Promise<Store> {
+export async function openStore(
+  url: string,
+  { create = true, readerMmapMib }: { create?: boolean; readerMmapMib?: number } = {},
+): Promise<Store> {
   let store: Store;
   let where: string;
   if (url.startsWith('sqlite:')) {
     const file = path(url) as string;
     // A throw-away database is always new: it is created whatever was asked.
-    store = new SqliteStore({ path: file, mustExist: !create && file !== ':memory:' });
+    store = new SqliteStore({
+      path: file,
+      mustExist: !create && file !== ':memory:',
+      ...(readerMmapMib === undefined ? {} : { readerMmapMib }),
+    });
     where = file;
   } else if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
     const { PostgresStore } = await import('./postgres/postgres-store.js');
