@@ -89,7 +89,11 @@ export abstract class SqlStore {
   }
 
   async searchLeads(q: SearchQuery): Promise<PageRow[]> {
-    const found = await this.all(this.sql.searchLeads, [q.team, q.after, q.email ?? null, q.phone ?? null, q.limit]);
+    const { team, after } = q;
+    // Each criterion's lookup takes the team and the position (statements.ts).
+    const byEmail = [team, q.email ?? null, after];
+    const byPhone = [team, q.phone ?? null, after];
+    const found = await this.all(this.sql.searchLeads, [...byEmail, ...byPhone, q.limit]);
     return found.map(rows.toPageRow);
   }
 

@@ -216,8 +216,15 @@ export function statementsFor(d: Dialect) {
     LEFT JOIN records a ON a.kind = 'lead_attribution' AND a.id = l.id
     LEFT JOIN records r ON r.kind = 'lead_response' AND r.id = l.id
     WHERE l.kind = 'lead' AND l.id = ? AND l.removed IS NULL AND l.json IS NOT NULL`),
-    searchLeads: text(`SELECT seq, json FROM records WHERE team = ? AND kind = 'lead' AND removed IS NULL AND seq > ?
-      AND (email = ? OR phone = ?) ORDER BY seq LIMIT ?`),
+    /**
+     * Live leads of a team whose email or phone is the one asked, after a position. Each criterion is its own
+     * lookup in its index (records_email, records_phone), merged by position: written as one condition with
+     * OR, SQLite walked every lead of the team in position order to keep the ORDER BY free of a sort.
+     */
+    searchLeads: text(`SELECT seq, json FROM records WHERE seq IN (
+        SELECT seq FROM records WHERE team = ? AND kind = 'lead' AND removed IS NULL AND email = ? AND seq > ?
+        UNION SELECT seq FROM records WHERE team = ? AND kind = 'lead' AND removed IS NULL AND phone = ? AND seq > ?)
+      ORDER BY seq LIMIT ?`),
     erasedRecords: text(
       `SELECT kind, id, team, updated_at FROM records WHERE removed = 'erased' ORDER BY updated_at, kind, id`,
     ),
