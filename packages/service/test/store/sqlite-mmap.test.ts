@@ -45,15 +45,17 @@ describe.runIf(linux)('SQLite reader mapped into memory', () => {
     await w.store.reclaimSpace?.();
     return w;
   };
+  /** A store on a new file at `path`, as the service opens it (the reader's map at its default). */
+  const migrated = async (path: string) => {
+    const store = new SqliteStore({ path });
+    await store.migrate();
+    return store;
+  };
   const page = (store: Store) => store.listPage({ team: TEAM, kind: 'lead', after: 0, limit: 100 });
 
   it('by default the reader maps the database file, and reads see what was committed', async () => {
     const path = join(dir, 'default.db');
-    const w = await world(async () => {
-      const store = new SqliteStore({ path });
-      await store.migrate();
-      return store;
-    }, 30);
+    const w = await world(() => migrated(path), 30);
     expect((await page(w.store)).count).toBe(30);
     expect(mapped(path)).toBe(true);
   });
@@ -78,11 +80,7 @@ describe.runIf(linux)('SQLite reader mapped into memory', () => {
 
   it('a mapped reader sees later commits and a file VACUUM made shorter, byte for byte as an unmapped reader', async () => {
     const path = join(dir, 'shrink.db');
-    const w = await world(async () => {
-      const store = new SqliteStore({ path });
-      await store.migrate();
-      return store;
-    }, 60);
+    const w = await world(() => migrated(path), 60);
     const plain = new SqliteStore({ path, readerMmapMib: 0 });
     stores.push(plain);
     const same = async () => {
