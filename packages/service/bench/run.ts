@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { dirname } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { authBench } from './auth-bench.js';
@@ -165,8 +166,13 @@ const runners: Record<Bench, () => Promise<string>> = {
   observe: () => observeBench({ plan, leads }),
   ingest: () => writeBench({ ingestLeads, demoLeads }),
 };
+// How long each benchmark took (the --quick run has a budget of 5 minutes in all, set-up included).
+const timings: string[] = [];
+const runStarted = performance.now();
+const seconds = (since: number) => Math.round((performance.now() - since) / 1000);
 for (const name of BENCHES) {
   if (!only.includes(name)) continue;
+  const started = performance.now();
   try {
     const section = await runners[name]();
     sections.push(section);
@@ -178,8 +184,11 @@ for (const name of BENCHES) {
     sections.push(message);
     process.stdout.write(`${message}\n`);
   }
+  timings.push(`${name} ${seconds(started)} s`);
 }
-sections.push(`Load average at end: ${load()}.\n`);
+const timing = `Time: ${timings.join(', ')}; ${seconds(runStarted)} s in all (the build before it not counted).`;
+process.stdout.write(`${timing}\n`);
+sections.push(`${timing}\n`, `Load average at end: ${load()}.\n`);
 const out = values.out ?? `${CACHE_DIR}results.md`;
 mkdirSync(dirname(out), { recursive: true });
 writeFileSync(out, sections.join('\n'));
