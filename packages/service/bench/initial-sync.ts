@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { createWriteStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import type { Store } from '../src/store/store.js';
 import type { CrmEvent } from '../src/write/events.js';
 import type { ApiServerConfig } from './api-server.js';
@@ -20,7 +21,7 @@ import { Crm, createIntegration, PostgresStore, SqliteStore, systemClock } from 
 //
 // `pg:N` walks the PostgreSQL schema of N leads that the list benchmarks build (lead-data.ts) instead.
 //
-//   node --import tsx bench/initial-sync.ts [items | pg:leads ...]
+//   node --import tsx bench/initial-sync.ts [--rounds N] [items | pg:leads ...]
 
 const TEAM = 'team_Bench';
 const LEADS_PER_BATCH = 2_000;
@@ -205,7 +206,15 @@ async function http(data: Dataset, pages: Map<string, Buffer>, readAhead = true)
   }
 }
 
-const sizes = process.argv.slice(2);
+const { values: options, positionals: sizes } = parseArgs({
+  options: { rounds: { type: 'string' } },
+  allowPositionals: true,
+});
+/** `--rounds N` for every size (run.ts's --quick asks for 3); otherwise 5 for small feeds, 1 for large ones. */
+const roundsAsked = options.rounds === undefined ? undefined : Number(options.rounds);
+if (roundsAsked !== undefined && !(Number.isSafeInteger(roundsAsked) && roundsAsked >= 1)) {
+  throw new Error(`not a number of rounds: ${options.rounds}`);
+}
 const rows: string[] = [];
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
 for (const spec of sizes.length ? sizes : ['10000', '1000000']) {
@@ -222,7 +231,7 @@ for (const spec of sizes.length ? sizes : ['10000', '1000000']) {
     continue;
   }
   // Small feeds walk in well under a second, so they get several interleaved rounds (medians); large ones one.
-  const rounds = size <= 100_000 ? 5 : 1;
+  const rounds = roundsAsked ?? (size <= 100_000 ? 5 : 1);
   const db: number[] = [];
   const api: number[] = [];
   const asked: number[] = [];

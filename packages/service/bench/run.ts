@@ -156,7 +156,8 @@ const runners: Record<Bench, () => Promise<string>> = {
     }),
   auth: () => authBench({ plan, leads, redisUrl }),
   pg: () => pgBench({ plan, leads }),
-  feed: () => script('./initial-sync.ts', syncSizes),
+  // --quick: three interleaved rounds instead of five, each of which starts its servers anew.
+  feed: () => script('./initial-sync.ts', [...(quick ? ['--rounds', '3'] : []), ...syncSizes]),
   // The sync engine's initial sync of 1,000,000 records (100,000 with --quick) against the feed read alone.
   mirror: () => script('../../client/bench/run.ts', ['--records', quick ? '100000' : '1000000']),
   redis: () => redisFaultBench({ plan, leads }),
