@@ -123,8 +123,8 @@ export interface JsonFeedPage {
 /** A live lead as GET /v1/leads/{id} returns it: its JSON with both facets, and its team. */
 export interface LeadDetailRow {
   team: string;
-  /** UTF-8 JSON: the lead's fields, then `attribution` and `response` (each the facet's JSON or null). */
-  body: Buffer;
+  /** JSON text: the lead's fields, then `attribution` and `response` (each the facet's JSON or null). */
+  body: string;
 }
 
 export type ListFilter = { by: 'board' | 'stage' | 'status' | 'lead'; value: string };

@@ -128,7 +128,7 @@ describeEachBackend('Joined reads', (makeStore) => {
       await tx.removeRecord('lead_attribution', 'lead_d3', 'deleted', 2, '2026-01-02T00:00:00.000Z');
       await tx.removeRecord('lead', 'lead_d4', 'erased', 2, '2026-01-02T00:00:00.000Z');
     });
-    const body = async (id: string) => (await store.leadDetail(id))?.body.toString('utf8');
+    const body = async (id: string) => (await store.leadDetail(id))?.body;
     expect(await store.leadDetail('lead_d1')).toMatchObject({ team: 'team_t' });
     expect(await body('lead_d1')).toBe(
       json('lead_d1', ',"attribution":{"object":"lead_attribution"},"response":{"object":"lead_response","n":"ü"}'),

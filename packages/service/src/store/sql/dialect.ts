@@ -30,11 +30,6 @@ const FRAGMENTS = {
   lastRecordedAt: ['recorded_at', '(array_agg(recorded_at ORDER BY seq DESC))[1]'],
   /** PostgreSQL wants every subquery in FROM named. */
   pageAlias: ['', ' s'],
-  /** A lead's JSON without its closing brace. */
-  openLeadJson: ['substr(l.json, 1, length(l.json) - 1)', 'left(l.json, -1)'],
-  /** The spliced lead body: bytes on SQLite, text (made bytes by rows.ts) on PostgreSQL. */
-  bytesOpen: ['CAST(', ''],
-  bytesClose: [' AS BLOB)', ''],
   /** Position of one string in another (1-based, 0 when absent). */
   position: ['instr', 'strpos'],
   /** The larger of two values (SQLite's max() with two arguments is the scalar one). */

