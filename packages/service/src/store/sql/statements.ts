@@ -146,7 +146,7 @@ export function statementsFor(d: Dialect) {
     return `SELECT p.items, p.joined_order, p.n, p.last_seq, p.last_id,
       p.n = ? AND EXISTS (SELECT 1 FROM records WHERE ${where} AND seq > p.last_seq) AS more
     FROM (SELECT ${joined} AS items, ${d.joinedOrder} AS joined_order, ${d.pageCount} AS n, max(seq) AS last_seq, ${d.lastId} AS last_id
-      FROM (SELECT seq, id, json FROM records WHERE ${where} AND seq > ? ORDER BY seq LIMIT ?)${d.pageAlias}) p`;
+      FROM (SELECT seq, id, json FROM records WHERE ${where} AND seq > ? ORDER BY seq ${d.limit})${d.pageAlias}) p`;
   };
 
   /**
@@ -158,10 +158,10 @@ export function statementsFor(d: Dialect) {
    * The team's head comes from the same snapshot (what a page read ahead is checked by, feed-read-ahead.ts).
    */
   const feedPage = (joined: string) => `WITH fetched AS (
-      SELECT pos, kind, id, version, recorded_at, removed, body FROM feed WHERE team = ? AND pos > ? ORDER BY pos LIMIT ?),
+      SELECT pos, kind, id, version, recorded_at, removed, body FROM feed WHERE team = ? AND pos > ? ORDER BY pos ${d.limit}),
     ready AS (SELECT * FROM fetched
       WHERE pos < coalesce((SELECT min(pos) FROM fetched WHERE recorded_at > ?), ${Number.MAX_SAFE_INTEGER})),
-    page AS (SELECT * FROM ready ORDER BY pos LIMIT ?)
+    page AS (SELECT * FROM ready ORDER BY pos ${d.limit})
     SELECT p.items, p.joined_order, p.n, p.last_seq AS last_pos, p.last_recorded_at, (SELECT count(*) FROM ready) AS ready,
       (SELECT last_pos FROM feed_heads WHERE team = ?) AS head
     FROM (SELECT ${joined} AS items, ${d.joinedOrder} AS joined_order, ${d.pageCount} AS n, max(seq) AS last_seq,
@@ -203,7 +203,7 @@ export function statementsFor(d: Dialect) {
       pages,
       (by) =>
         `SELECT seq, json FROM records WHERE team = ? AND kind = ? ${filter(by)} AND removed IS NULL AND seq > ?
-         ORDER BY seq LIMIT ?`,
+         ORDER BY seq ${d.limit}`,
     ),
     listPage: variants(pages, (by) => listPage(by, d.joinedJson)),
     /** The same page with its bodies sorted inside the aggregate (see `joinedJson` in dialect.ts). */
@@ -225,7 +225,7 @@ export function statementsFor(d: Dialect) {
     searchLeads: text(`SELECT seq, json FROM records WHERE seq IN (
         SELECT seq FROM records WHERE team = ? AND kind = 'lead' AND removed IS NULL AND email = ? AND seq > ?
         UNION SELECT seq FROM records WHERE team = ? AND kind = 'lead' AND removed IS NULL AND phone = ? AND seq > ?)
-      ORDER BY seq LIMIT ?`),
+      ORDER BY seq ${d.limit}`),
     erasedRecords: text(
       `SELECT kind, id, team, updated_at FROM records WHERE removed = 'erased' ORDER BY updated_at, kind, id`,
     ),
@@ -237,7 +237,7 @@ export function statementsFor(d: Dialect) {
      */
     readFeed: text(`SELECT f.team AS team, f.pos AS pos, f.kind AS kind, f.id AS id, f.version AS version,
         f.recorded_at AS recorded_at, f.removed AS removed, ${ENTRY_BODY} AS body
-      FROM (SELECT * FROM feed WHERE team = ? AND pos > ? ORDER BY pos LIMIT ?) f
+      FROM (SELECT * FROM feed WHERE team = ? AND pos > ? ORDER BY pos ${d.limit}) f
       ORDER BY f.pos`),
     feedPage: text(feedPage(d.joinedJson)),
     /** The same page with its items sorted inside the aggregate (see `joinedJson` in dialect.ts). */
@@ -264,7 +264,7 @@ export function statementsFor(d: Dialect) {
       const { text: where, values } = auditWhere(d, query);
       return {
         text: text(`SELECT at, actor, action, target, outcome, details FROM audit
-          ${where} ORDER BY seq DESC LIMIT ?`),
+          ${where} ORDER BY seq DESC ${d.limit}`),
         values: [...values, query.limit],
       };
     },
@@ -303,13 +303,13 @@ function auditWhere(d: Dialect, query: AuditQuery): { text: string; values: unkn
 function trimStatements(d: Dialect, text: (s: string) => string) {
   const removals = (team: string) =>
     `DELETE FROM feed WHERE ${d.addressIn}SELECT ${d.rowAddress} FROM feed WHERE ${team}removed IS NOT NULL
-      AND recorded_at < ? ORDER BY recorded_at LIMIT ?${d.addressInEnd}`;
+      AND recorded_at < ? ORDER BY recorded_at ${d.limit}${d.addressInEnd}`;
   const window = (key: string, after: string) => {
     const last = key
       .split(', ')
       .map((column) => `${column} DESC`)
       .join(', ');
-    return `WITH w AS (SELECT ${key} FROM feed WHERE ${after} ORDER BY ${key} LIMIT ?)
+    return `WITH w AS (SELECT ${key} FROM feed WHERE ${after} ORDER BY ${key} ${d.limit})
     SELECT ${key}, (SELECT count(*) FROM w) AS n FROM w ORDER BY ${last} LIMIT 1`;
   };
   const superseded = (range: string) =>
