@@ -219,3 +219,30 @@ describePg(title('PostgreSQL migrations'), () => {
     expect(() => new PostgresStore({ url, schema: 'x; DROP TABLE feed' })).toThrow(/schema/);
   });
 });
+
+describePg(title('PostgreSQL plans'), () => {
+  it('a page statement is planned once per connection: every call runs its generic plan, none is planned again', async () => {
+    const schema = uniqueSchema();
+    // One connection, so every call below runs in the session whose prepared statements are read after.
+    const store = new PostgresStore({ url, schema, poolSize: 1 });
+    try {
+      await store.migrate();
+      await store.write(async (tx) => {
+        for (let i = 1; i <= 30; i++) await bump(tx, 'team_p', `lead_${i}`);
+      });
+      // Past the five calls after which PostgreSQL's default chooses between a generic and a custom plan.
+      for (let after = 0; after < 12; after++) await store.listPage({ team: 'team_p', kind: 'lead', after, limit: 5 });
+      const { pool } = store as unknown as { pool: import('pg').Pool };
+      const { rows } = await pool.query<{ generic_plans: string; custom_plans: string }>(
+        `SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE '%string_agg(json%'`,
+      );
+      expect(rows.length).toBeGreaterThan(0);
+      const sum = (key: 'generic_plans' | 'custom_plans') => rows.reduce((n, row) => n + Number(row[key]), 0);
+      expect(sum('custom_plans')).toBe(0);
+      expect(sum('generic_plans')).toBeGreaterThanOrEqual(12);
+    } finally {
+      await store.close();
+      await adminQuery(url, `DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    }
+  });
+});
