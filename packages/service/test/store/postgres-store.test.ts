@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import type { FeedEntry, RecordRow, WriteTx } from '../../src/store/store.js';
@@ -243,6 +244,25 @@ describePg(title('PostgreSQL plans'), () => {
     } finally {
       await store.close();
       await adminQuery(url, `DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    }
+  });
+
+  it('write transactions keep the plan choice PostgreSQL makes by default, and the session its generic plans after them', async () => {
+    const store = new PostgresStore({ url, schema: uniqueSchema(), poolSize: 1 });
+    const internals = store as unknown as {
+      pool: import('pg').Pool;
+      transact<T>(fn: (trx: import('kysely').Kysely<unknown>) => Promise<T>): Promise<T>;
+    };
+    const mode = async () => (await internals.pool.query<{ plan_cache_mode: string }>('SHOW plan_cache_mode')).rows[0];
+    try {
+      expect(await mode()).toEqual({ plan_cache_mode: 'force_generic_plan' });
+      const inside = await internals.transact(
+        async (trx) => (await sql<{ plan_cache_mode: string }>`SHOW plan_cache_mode`.execute(trx)).rows[0],
+      );
+      expect(inside).toEqual({ plan_cache_mode: 'auto' });
+      expect(await mode()).toEqual({ plan_cache_mode: 'force_generic_plan' });
+    } finally {
+      await store.close();
     }
   });
 });
