@@ -222,18 +222,23 @@ describePg(title('PostgreSQL migrations'), () => {
 });
 
 describePg(title('PostgreSQL plans'), () => {
-  it('a page statement is planned once per connection: every call runs its generic plan, none is planned again', async () => {
+  it('a page statement is planned once per connection: every call runs its generic plan, none is planned again', async (context) => {
     const schema = uniqueSchema();
     // One connection, so every call below runs in the session whose prepared statements are read after.
     const store = new PostgresStore({ url, schema, poolSize: 1 });
+    const { pool } = store as unknown as { pool: import('pg').Pool };
     try {
+      // pg_prepared_statements counts plans from PostgreSQL 14 on; the README allows 13.
+      const version = await pool.query<{ server_version_num: string }>('SHOW server_version_num');
+      if (Number(version.rows[0]?.server_version_num) < 140000) {
+        context.skip('PostgreSQL 13 counts no plans per prepared statement');
+      }
       await store.migrate();
       await store.write(async (tx) => {
         for (let i = 1; i <= 30; i++) await bump(tx, 'team_p', `lead_${i}`);
       });
       // Past the five calls after which PostgreSQL's default chooses between a generic and a custom plan.
       for (let after = 0; after < 12; after++) await store.listPage({ team: 'team_p', kind: 'lead', after, limit: 5 });
-      const { pool } = store as unknown as { pool: import('pg').Pool };
       const { rows } = await pool.query<{ generic_plans: string; custom_plans: string }>(
         `SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE '%string_agg(json%'`,
       );
