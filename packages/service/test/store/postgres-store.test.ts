@@ -222,11 +222,18 @@ describePg(title('PostgreSQL migrations'), () => {
 });
 
 describePg(title('PostgreSQL plans'), () => {
+  /** What these tests read past the store's interface: its pool (one connection) and its write transaction. */
+  const internals = (store: PostgresStore) =>
+    store as unknown as {
+      pool: import('pg').Pool;
+      transact<T>(fn: (trx: import('kysely').Kysely<unknown>) => Promise<T>): Promise<T>;
+    };
+
   it('a page statement is planned once per connection: every call runs its generic plan, none is planned again', async (context) => {
     const schema = uniqueSchema();
     // One connection, so every call below runs in the session whose prepared statements are read after.
     const store = new PostgresStore({ url, schema, poolSize: 1 });
-    const { pool } = store as unknown as { pool: import('pg').Pool };
+    const { pool } = internals(store);
     try {
       // pg_prepared_statements counts plans from PostgreSQL 14 on; the README allows 13.
       const version = await pool.query<{ server_version_num: string }>('SHOW server_version_num');
@@ -254,14 +261,11 @@ describePg(title('PostgreSQL plans'), () => {
 
   it('write transactions keep the plan choice PostgreSQL makes by default, and the session its generic plans after them', async () => {
     const store = new PostgresStore({ url, schema: uniqueSchema(), poolSize: 1 });
-    const internals = store as unknown as {
-      pool: import('pg').Pool;
-      transact<T>(fn: (trx: import('kysely').Kysely<unknown>) => Promise<T>): Promise<T>;
-    };
-    const mode = async () => (await internals.pool.query<{ plan_cache_mode: string }>('SHOW plan_cache_mode')).rows[0];
+    const { pool } = internals(store);
+    const mode = async () => (await pool.query<{ plan_cache_mode: string }>('SHOW plan_cache_mode')).rows[0];
     try {
       expect(await mode()).toEqual({ plan_cache_mode: 'force_generic_plan' });
-      const inside = await internals.transact(
+      const inside = await internals(store).transact(
         async (trx) => (await sql<{ plan_cache_mode: string }>`SHOW plan_cache_mode`.execute(trx)).rows[0],
       );
       expect(inside).toEqual({ plan_cache_mode: 'auto' });
