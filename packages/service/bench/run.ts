@@ -41,7 +41,8 @@ const USAGE = `npm run bench -- [options]
                              (bench/observe-bench.ts)
                              ingest: the write side: crm-export ingest of one NDJSON file of
                              every event type into SQLite and PostgreSQL, demo generation on
-                             both, bytes on disk per demo lead (bench/write-bench.ts)
+                             both against the same rows written by the store alone, bytes on
+                             disk per demo lead (bench/write-bench.ts)
   --quick                    short run: 1 round of 3 s, 20,200 leads for the list data set
   --seconds N                seconds per measurement (default 10)
   --warm-up N                warm-up seconds per variant (default 3)

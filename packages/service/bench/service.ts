@@ -22,6 +22,9 @@ export const { DEFAULT_LIMITS } = (await dist('config.js')) as typeof import('..
 export const { CursorCodec, loadCursorSecret } = (await dist(
   'cursor-codec.js',
 )) as typeof import('../src/cursor-codec.js');
+export const { compactUnreadFeeds } = (await dist(
+  'demo/demo-feed-compaction.js',
+)) as typeof import('../src/demo/demo-feed-compaction.js');
 export const { demoEvents } = (await dist('demo/demo-generator.js')) as typeof import('../src/demo/demo-generator.js');
 export const { runDemo } = (await dist('demo/run-demo.js')) as typeof import('../src/demo/run-demo.js');
 export const { buildApp } = (await dist('http/app.js')) as typeof import('../src/http/app.js');
