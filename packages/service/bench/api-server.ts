@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
+import { getHeapSpaceStatistics } from 'node:v8';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import type { Limits } from '../src/config.js';
@@ -115,6 +116,15 @@ function rssParts(): { anonKb?: number; fileKb?: number } {
   }
 }
 
+/**
+ * Memory V8 holds for its old generation, KiB: where objects that outlive two young collections go, garbage
+ * or not, until the next full collection. Under load it grows well past what is live (docs/performance.md).
+ */
+function oldSpaceKb(): number | undefined {
+  const space = getHeapSpaceStatistics().find((s) => s.space_name === 'old_space');
+  return space === undefined ? undefined : space.space_size / 1024;
+}
+
 const profiler = new Session();
 process.on('message', (m: unknown) => {
   if (m === 'profile-start') {
@@ -134,7 +144,8 @@ process.on('message', (m: unknown) => {
     })();
   }
   if (m === 'rss') process.send?.({ maxRssKb: process.resourceUsage().maxRSS });
-  if (m === 'rss-now') process.send?.({ rssKb: process.memoryUsage.rss() / 1024, ...rssParts() });
+  if (m === 'rss-now')
+    process.send?.({ rssKb: process.memoryUsage.rss() / 1024, ...rssParts(), oldSpaceKb: oldSpaceKb() });
   // What the heap and the buffers outside it (the page cache's) still hold once garbage is collected (the
   // process runs with --expose-gc for this). A dead Buffer's memory is freed by a callback V8 runs after the
   // collection that found it dead, so one collection alone still counted about 20 MB of dead pages: collect,

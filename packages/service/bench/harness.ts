@@ -7,6 +7,8 @@ export interface Rss {
   rssKb: number;
   anonKb?: number;
   fileKb?: number;
+  /** The V8 old generation's committed size (API server only). */
+  oldSpaceKb?: number;
 }
 
 /** A server started as its own process; it reports its port and, on request, its peak RSS. */

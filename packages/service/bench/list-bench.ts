@@ -36,6 +36,8 @@ export interface ListBenchOptions {
    * `git archive`): its API runs too, interleaved with this one, so before and after come from one run.
    */
   beforeDir?: string;
+  /** Node flags for every API process of this benchmark (both checkouts'), e.g. a heap cap an operator sets. */
+  apiNodeFlags?: string[];
 }
 
 const PAGE = 100;
@@ -150,11 +152,13 @@ async function rssGrowth(
   data: LeadData,
   paths: Paths,
   plan: LoadPlan,
+  nodeFlags: string[],
   packageDir?: string,
 ): Promise<{ start: Rss; after: Rss; heapKb?: { start: number; after: number } }> {
   // This checkout's server also says what its heap holds after a full collection, once its RSS is read.
   const ownServer = packageDir === undefined;
-  const server = await startApi({ url: data.url, access: 'memory' }, packageDir, ownServer ? ['--expose-gc'] : []);
+  const flags = ownServer ? [...nodeFlags, '--expose-gc'] : nodeFlags;
+  const server = await startApi({ url: data.url, access: 'memory' }, packageDir, flags);
   try {
     const start = await server.rss();
     const heapStart = ownServer ? await server.heapAfterGcKb() : undefined;
@@ -194,11 +198,12 @@ async function profileApi(
 
 export async function listBench(options: ListBenchOptions): Promise<string> {
   const { plan } = options;
+  const flags = options.apiNodeFlags ?? [];
   const data = await sqliteLeads(options.leads);
   const paths = await pathsOf(data);
-  const api = await startApi({ url: data.url, access: 'memory' });
+  const api = await startApi({ url: data.url, access: 'memory' }, undefined, flags);
   // The same API with the page cache off: every request reads its rows from the store.
-  const uncached = await startApi({ url: data.url, access: 'memory', pageCache: false });
+  const uncached = await startApi({ url: data.url, access: 'memory', pageCache: false }, undefined, flags);
   const servers: ServerProcess[] = [api, uncached];
   try {
     const headers = { authorization: `Bearer ${data.key}` };
@@ -232,9 +237,13 @@ export async function listBench(options: ListBenchOptions): Promise<string> {
     ];
     const before: Variant[] = [];
     if (options.beforeDir) {
-      const cachedBefore = await startApi({ url: data.url, access: 'memory' }, options.beforeDir);
+      const cachedBefore = await startApi({ url: data.url, access: 'memory' }, options.beforeDir, flags);
       servers.push(cachedBefore);
-      const uncachedBefore = await startApi({ url: data.url, access: 'memory', pageCache: false }, options.beforeDir);
+      const uncachedBefore = await startApi(
+        { url: data.url, access: 'memory', pageCache: false },
+        options.beforeDir,
+        flags,
+      );
       servers.push(uncachedBefore);
       // The earlier API must answer the same bytes, or the comparison means nothing.
       for (const path of [paths.first, paths.deep, paths.pages[1] ?? paths.first, paths.leads[0] ?? paths.first]) {
@@ -274,9 +283,9 @@ export async function listBench(options: ListBenchOptions): Promise<string> {
     for (const server of servers.splice(0)) await server.stop();
 
     process.stderr.write('list: RSS\n');
-    const rss = await rssGrowth(data, paths, plan);
+    const rss = await rssGrowth(data, paths, plan, flags);
     const rssRatio = rss.after.rssKb / rss.start.rssKb;
-    const rssBefore = options.beforeDir ? await rssGrowth(data, paths, plan, options.beforeDir) : undefined;
+    const rssBefore = options.beforeDir ? await rssGrowth(data, paths, plan, flags, options.beforeDir) : undefined;
     const mb = (kb: number | undefined) => (kb === undefined ? '-' : fmtInt(kb / 1024));
 
     const met = (ok: boolean) => (ok ? 'met' : 'NOT met');
@@ -399,7 +408,7 @@ export async function listBench(options: ListBenchOptions): Promise<string> {
           [
             'RSS after load / after start (a fresh API, page cache on, every load above in turn)',
             ...(rssBefore ? [fmtRatio(rssBefore.after.rssKb / rssBefore.start.rssKb)] : []),
-            `${fmtRatio(rssRatio)} (${mb(rss.after.rssKb)} / ${mb(rss.start.rssKb)} MB; anonymous ${mb(rss.after.anonKb)} / ${mb(rss.start.anonKb)}, file-backed ${mb(rss.after.fileKb)} / ${mb(rss.start.fileKb)})`,
+            `${fmtRatio(rssRatio)} (${mb(rss.after.rssKb)} / ${mb(rss.start.rssKb)} MB; anonymous ${mb(rss.after.anonKb)} / ${mb(rss.start.anonKb)}, file-backed ${mb(rss.after.fileKb)} / ${mb(rss.start.fileKb)}; of the anonymous, V8's old generation ${mb(rss.after.oldSpaceKb)} / ${mb(rss.start.oldSpaceKb)})`,
             `<= ${LIST_TARGETS.rssAfterOverStart}`,
             met(rssRatio <= LIST_TARGETS.rssAfterOverStart),
           ],

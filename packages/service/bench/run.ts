@@ -58,6 +58,8 @@ const USAGE = `npm run bench -- [options]
   --profile                  CPU-profile the API under the list load (.bench/profiles/)
   --before DIR               list: also run the API of another checkout of this package (DIR holds
                              its bench/ and a built dist/), interleaved, for before/after figures of one run
+  --api-node-flags FLAGS     list: node flags for its API processes, space-separated (e.g.
+                             --max-old-space-size=128, a heap cap as an operator would set it)
   --redis URL                Redis for the limiter (default REDIS_URL or redis://127.0.0.1:6379)
   --out FILE                 where the report goes (default .bench/results.md)`;
 
@@ -77,6 +79,7 @@ const { values } = parseArgs({
     'demo-leads': { type: 'string' },
     profile: { type: 'boolean', default: false },
     before: { type: 'string' },
+    'api-node-flags': { type: 'string' },
     redis: { type: 'string' },
     out: { type: 'string' },
     help: { type: 'boolean', default: false },
@@ -154,6 +157,7 @@ const runners: Record<Bench, () => Promise<string>> = {
       leads: large,
       ...(values.profile ? { profileDir: `${CACHE_DIR}profiles` } : {}),
       ...(values.before ? { beforeDir: values.before } : {}),
+      ...(values['api-node-flags'] ? { apiNodeFlags: values['api-node-flags'].split(' ').filter(Boolean) } : {}),
     }),
   auth: () => authBench({ plan, leads, redisUrl }),
   pg: () => pgBench({ plan, leads }),
