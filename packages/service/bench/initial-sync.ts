@@ -210,7 +210,7 @@ const { values: options, positionals: sizes } = parseArgs({
   options: { rounds: { type: 'string' } },
   allowPositionals: true,
 });
-/** `--rounds N` for every size (run.ts's --quick asks for 3); otherwise 5 for small feeds, 1 for large ones. */
+/** `--rounds N` for every size (run.ts's --quick asks for 2); otherwise 5 for small feeds, 1 for large ones. */
 const roundsAsked = options.rounds === undefined ? undefined : Number(options.rounds);
 if (roundsAsked !== undefined && !(Number.isSafeInteger(roundsAsked) && roundsAsked >= 1)) {
   throw new Error(`not a number of rounds: ${options.rounds}`);

@@ -7,15 +7,17 @@ import { startApi } from './list-bench.js';
 // hook only, and with both. Two requests: a cached list page and /v1/me (little work, so the overhead
 // shows most).
 
-const VARIANTS = [
+const ALL_VARIANTS = [
   ['off', undefined],
   ['log', 'log'],
   ['metrics', 'metrics'],
   ['both', 'both'],
 ] as const;
 
-export async function observeBench(options: { plan: LoadPlan; leads: number }): Promise<string> {
+/** `quick`: both off against both on only (what each adds alone is left to the full run). */
+export async function observeBench(options: { plan: LoadPlan; leads: number; quick?: boolean }): Promise<string> {
   const { plan } = options;
+  const VARIANTS = options.quick ? ALL_VARIANTS.filter(([name]) => name === 'off' || name === 'both') : ALL_VARIANTS;
   const data = await sqliteLeads(options.leads);
   const servers = await Promise.all(
     VARIANTS.map(([, observe]) => startApi({ url: data.url, access: 'memory', ...(observe ? { observe } : {}) })),
