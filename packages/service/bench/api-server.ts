@@ -118,7 +118,7 @@ function rssParts(): { anonKb?: number; fileKb?: number } {
 
 /**
  * Memory V8 holds for its old generation, KiB: where objects that outlive two young collections go, garbage
- * or not, until the next full collection. Under load it grows well past what is live (docs/performance.md).
+ * or not, until the next full collection. It shows when requests' garbage ends up there (docs/performance.md).
  */
 function oldSpaceKb(): number | undefined {
   const space = getHeapSpaceStatistics().find((s) => s.space_name === 'old_space');

@@ -56,7 +56,7 @@ async function bindTeam(
  * at run time, their accessor pair in the old generation, and that pair pointed at closures over the
  * request. Young collections could then free nothing the request held, so every request's garbage moved to
  * the old generation (about 1.7 KB a request), tens of MB under load until a full collection
- * (docs/performance.md, "What the API's RSS grows by").
+ * (docs/performance.md, "The route handler's call is a class").
  */
 class Call implements EndpointCall<unknown, unknown, unknown, BoundRecord> {
   readonly query: unknown;
