@@ -29,7 +29,7 @@ export interface ListBenchOptions {
   plan: LoadPlan;
   /** Leads of the data set; the deep page is the one before last. */
   leads: number;
-  /** When set, CPU profiles of the API under the uncached page load and the single-lead load go here. */
+  /** When set, CPU profiles of the API under the uncached page, cached page and single-lead loads go here. */
   profileDir?: string;
   /**
    * Another checkout of this package (its `bench/` and `src/`, e.g. an earlier commit extracted with
@@ -175,16 +175,15 @@ async function rssGrowth(
   }
 }
 
-/** Profiles the API while each load runs; a summary of where its CPU time went in each. */
+/** Profiles each load's API while the load runs; a summary of where its CPU time went in each. */
 async function profileApi(
-  api: ServerProcess,
-  loads: { name: string; paths: readonly string[] }[],
+  loads: { name: string; api: ServerProcess; paths: readonly string[] }[],
   headers: Record<string, string>,
   plan: LoadPlan,
   dir: string,
 ): Promise<string> {
   const out: string[] = [];
-  for (const { name, paths } of loads) {
+  for (const { name, api, paths } of loads) {
     const sub = join(dir, name);
     rmSync(sub, { recursive: true, force: true });
     mkdirSync(sub, { recursive: true });
@@ -270,10 +269,10 @@ export async function listBench(options: ListBenchOptions): Promise<string> {
     const get = (name: string) => m.get(name) as Measured;
     const profile = options.profileDir
       ? await profileApi(
-          uncached,
           [
-            { name: 'uncached-pages', paths: paths.pages },
-            { name: 'lead', paths: paths.leads },
+            { name: 'uncached-pages', api: uncached, paths: paths.pages },
+            { name: 'cached-first', api, paths: [paths.first] },
+            { name: 'lead', api: uncached, paths: paths.leads },
           ],
           headers,
           plan,

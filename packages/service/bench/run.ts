@@ -55,7 +55,7 @@ const USAGE = `npm run bench -- [options]
   --ingest-leads N           ingest: demo leads in the ingest file (default 2,000; --quick 400)
   --demo-leads N             ingest: leads of the demo run (default 2,000; --quick 400)
   --kill-every N             db: milliseconds between two terminations of the API's backends (default 500)
-  --profile                  CPU-profile the API under the list load (.bench/profiles/)
+  --profile                  CPU-profile the API under the list loads (.bench/profiles/)
   --before DIR               list: also run the API of another checkout of this package (DIR holds
                              its bench/ and a built dist/), interleaved, for before/after figures of one run
   --api-node-flags FLAGS     list: node flags for its API processes, space-separated (e.g.
