@@ -7,7 +7,7 @@ import { startApi } from './list-bench.js';
 // hook only, and with both. Two requests: a cached list page and /v1/me (little work, so the overhead
 // shows most).
 
-const ALL_VARIANTS = [
+const VARIANTS = [
   ['off', undefined],
   ['log', 'log'],
   ['metrics', 'metrics'],
@@ -17,10 +17,10 @@ const ALL_VARIANTS = [
 /** `quick`: both off against both on only (what each adds alone is left to the full run). */
 export async function observeBench(options: { plan: LoadPlan; leads: number; quick?: boolean }): Promise<string> {
   const { plan } = options;
-  const VARIANTS = options.quick ? ALL_VARIANTS.filter(([name]) => name === 'off' || name === 'both') : ALL_VARIANTS;
+  const variants = options.quick ? VARIANTS.filter(([name]) => name === 'off' || name === 'both') : VARIANTS;
   const data = await sqliteLeads(options.leads);
   const servers = await Promise.all(
-    VARIANTS.map(([, observe]) => startApi({ url: data.url, access: 'memory', ...(observe ? { observe } : {}) })),
+    variants.map(([, observe]) => startApi({ url: data.url, access: 'memory', ...(observe ? { observe } : {}) })),
   );
   try {
     const headers = { authorization: `Bearer ${data.key}` };
@@ -30,7 +30,7 @@ export async function observeBench(options: { plan: LoadPlan; leads: number; qui
     ] as const;
     const m = await measure(
       requests.flatMap(([, path]) =>
-        VARIANTS.map(([name], i) => ({
+        variants.map(([name], i) => ({
           name: `${path} ${name}`,
           url: `${servers[i]?.origin}${path}`,
           headers,
@@ -41,7 +41,7 @@ export async function observeBench(options: { plan: LoadPlan; leads: number; qui
     );
     const get = (name: string) => m.get(name) as NonNullable<ReturnType<typeof m.get>>;
     const rows = requests.flatMap(([label, path]) =>
-      VARIANTS.map(([name]) => {
+      variants.map(([name]) => {
         const r = get(`${path} ${name}`);
         const base = get(`${path} off`);
         return [
