@@ -81,7 +81,7 @@ export function keyMatches(pepper: Buffer, key: string, storedDigest: string): b
 
 /**
  * The key each connection last presented that matched its digest, so that a keep-alive client's next
- * requests skip the HMAC (about a seventh of a single lead's CPU in the server, docs/performance.md). Kept in
+ * requests skip the HMAC (a real share of a single lead's CPU, docs/performance.md). Kept in
  * memory only, for the connection's life (a WeakMap on its socket), and compared in constant time: behind a
  * proxy one connection carries many clients' requests, and none may learn another's key from the timing.
  * Only the HMAC is skipped; every other check of the key (status, integration, allowlist) runs as before,

@@ -1,7 +1,6 @@
 /**
  * Events per transaction of `crm-export ingest` unless `--batch-size` says otherwise. Fewer, larger
- * transactions cost fewer statements and commits: 2,000 ingested about 12 % faster than 500 on PostgreSQL
- * and 20 % on SQLite (docs/performance.md); 5,000 gained nothing more.
+ * transactions cost fewer statements and commits; past 2,000 nothing more was gained (docs/performance.md).
  */
 export const DEFAULT_INGEST_BATCH = 2000;
 

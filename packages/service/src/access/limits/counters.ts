@@ -311,8 +311,8 @@ function adjustInMemory(changes: readonly { memory: MemoryOps; key: string; poin
 /**
  * Fixed windows of one counter in this process's memory, as rate-limiter-flexible's memory limiter keeps
  * them (a window opens with the first points and lasts `seconds` of real time), but without a promise per
- * operation: every request's charge takes several, and the limiter's promises cost about 20 µs of an 80 µs
- * cached page (measured). Ended windows are dropped when read, and swept as the map doubles.
+ * operation: every request's charge takes several, and those promises were a large share of a cached page
+ * (docs/performance.md). Ended windows are dropped when read, and swept as the map doubles.
  */
 class MemoryWindows {
   private readonly open = new Map<string, { points: number; endsAt: number }>();

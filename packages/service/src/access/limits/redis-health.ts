@@ -27,7 +27,7 @@ export interface RedisHealthOptions {
 /**
  * One request's Redis time: what its commands have waited so far. Made per request and passed with every
  * command it sends; a command sent without one gets the whole budget. (Not an AsyncLocalStorage: on Node 20
- * that makes every promise of the process pay a hook, 15 to 20 µs of a request limited on Redis, measured.)
+ * that makes every promise of the process pay a hook, a real share of a request limited on Redis.)
  */
 export interface RequestBudget {
   spentMs: number;

@@ -93,7 +93,7 @@ export class PostgresStore extends SqlStore implements Store {
       // planned once per connection (pool.ts), but by default PostgreSQL plans a statement again on each
       // call while its plan for the values at hand looks cheaper than the generic one, which a bound LIMIT
       // always does (it guesses a tenth of the rows): list and feed pages were planned on every call
-      // (about 0.2 ms each, `EXPLAIN ANALYZE EXECUTE`). Each read's generic plan uses its indexes; write
+      // (`EXPLAIN ANALYZE EXECUTE` shows it). Each read's generic plan uses its indexes; write
       // transactions go back to the default (`transact`).
       options: `-c search_path=${this.schema} -c statement_timeout=${statementTimeoutMs} -c idle_in_transaction_session_timeout=${IDLE_IN_TRANSACTION_MS} -c plan_cache_mode=force_generic_plan`,
     });
@@ -137,7 +137,7 @@ export class PostgresStore extends SqlStore implements Store {
           .setIsolationLevel('read committed')
           .execute(async (trx) => {
             // The write side's statements keep PostgreSQL's own choice of plan (see the pool's options):
-            // with generic plans an ingest ran about 15 % slower (measured).
+            // with generic plans an ingest ran slower (docs/performance.md).
             await sql`SET LOCAL plan_cache_mode = auto`.execute(trx);
             return fn(trx);
           });

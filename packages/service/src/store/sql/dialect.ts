@@ -14,8 +14,8 @@ const FRAGMENTS = {
   /**
    * A page's JSON joined by the database into one value: a BLOB on SQLite (bytes, no string built in
    * JavaScript), text on PostgreSQL. SQLite calls an aggregate's input order arbitrary, even over an
-   * ordered subquery, and an ORDER BY inside the aggregate sorts the page's bodies once more (half again the
-   * statement's time, measured). So SQLite joins without it and also returns the positions in the order it
+   * ordered subquery, and an ORDER BY inside the aggregate sorts the page's bodies once more (a large share of
+   * the statement's time). So SQLite joins without it and also returns the positions in the order it
    * joined them (`joinedOrder`; every aggregate of a row sees its input in one order): the store checks them
    * and reads an out-of-order page again with `joinedJsonSorted`. PostgreSQL sorts within the aggregate.
    */
@@ -40,7 +40,7 @@ const FRAGMENTS = {
   rowAddress: ['rowid', 'ctid'],
   /**
    * The key retention walks the whole feed by, in windows: SQLite's rowid keeps each window's deletes on
-   * neighbouring pages (in (team, pos) order they spread over the file: twice the time, measured);
+   * neighbouring pages (in (team, pos) order they spread over the file);
    * PostgreSQL's ctid is no stable order, so there the primary key.
    */
   windowKey: ['rowid', 'team, pos'],
@@ -50,7 +50,7 @@ const FRAGMENTS = {
   /**
    * A LIMIT bound per call. SQLite 3.53 (as better-sqlite3 builds it) plans with the value of a bare `LIMIT ?`,
    * so every new binding marks the statement stale and the next step prepares it again: every page was
-   * prepared anew (a feed page's statement: 395 against 267 µs in a loop of its own, measured). Any
+   * prepared anew, which cost more than running it. Any
    * expression around the parameter keeps the plan; unary plus changes no value.
    */
   limit: ['LIMIT +?', 'LIMIT ?'],

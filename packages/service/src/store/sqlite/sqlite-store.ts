@@ -110,8 +110,8 @@ export class SqliteStore extends SqlStore implements Store {
     if (!this.reader) {
       this.reader = retain(new Database(this.path, { readonly: true, fileMustExist: true }));
       this.reader.exec('PRAGMA busy_timeout = 5000; PRAGMA secure_delete = ON');
-      // Reads of mapped pages cost no system call and no copy: an uncached list page read about 70 pages
-      // of 4 KiB through the file, one `pread` each, a quarter of its statement's time (docs/performance.md).
+      // Reads of mapped pages cost no system call and no copy: an uncached list page reads many pages of
+      // the file, and through the file each is a `pread` (docs/performance.md).
       // The mapped pages are the operating system's cache of the file, so they add no memory of their
       // own, but they count in the process's RSS (file-backed). The writer keeps reading through its cache.
       this.reader.exec(`PRAGMA mmap_size = ${this.readerMmapBytes}`);
