@@ -345,7 +345,8 @@ export function readLimits(env: NodeJS.ProcessEnv = process.env): Limits {
   }
   const known = LIMITS_SCHEMA.properties as Record<string, TSchema>;
   for (const [name, value] of Object.entries(parsed)) {
-    const schema = known[name];
+    // Own names only: `toString`, `constructor` or `__proto__` are found on every object's prototype.
+    const schema = Object.hasOwn(known, name) ? known[name] : undefined;
     if (!schema) {
       throw new ConfigError(
         `CRM_EXPORT_LIMITS: unknown limit ${name} (known: ${Object.keys(DEFAULT_LIMITS).join(', ')})`,
