@@ -14,6 +14,12 @@ type FeedItem = UnknownFeedItem;
 
 type Db = Kysely<MirrorDatabase> | Transaction<MirrorDatabase>;
 
+/**
+ * Run first inside a write's transaction: throws when the writer no longer holds the team's sync lock, so
+ * the write rolls back (`SyncLock.holdIn`). The sync engine passes one to every write of a team's data.
+ */
+export type LockFence = (trx: Transaction<MirrorDatabase>) => Promise<void>;
+
 /** The lead facets share their lead's id; removing a lead removes them (and its activities). */
 export const LEAD_FACET_KINDS = ['lead_attribution', 'lead_response'] as const;
 
@@ -72,9 +78,13 @@ export class MirrorStore {
     return this.db.selectFrom('mirror_teams').selectAll().where('team', '=', team).executeTakeFirstOrThrow();
   }
 
-  /** Stores a whole page and its `next_cursor` in one transaction (rule 3). */
-  async applyPage(team: string, page: PageToApply): Promise<ApplyResult> {
+  /**
+   * Stores a whole page and its `next_cursor` in one transaction (rule 3), after `fence` proved the lock is
+   * still held: a stale holder's page neither moves the cursor back nor runs a resync's sweep.
+   */
+  async applyPage(team: string, page: PageToApply, fence?: LockFence): Promise<ApplyResult> {
     return this.db.transaction().execute(async (trx) => {
+      await fence?.(trx);
       const state = await trx.selectFrom('mirror_teams').selectAll().where('team', '=', team).executeTakeFirst();
       const result = await this.applyItems(trx, team, page.data);
       const at = this.now().toISOString();
@@ -272,9 +282,10 @@ export class MirrorStore {
   }
 
   /** Rule 4: forget the team's versions and cursor, keep the records, mark them as not yet redelivered. */
-  async startResync(team: string): Promise<void> {
+  async startResync(team: string, fence?: LockFence): Promise<void> {
     await this.teamState(team);
     await this.db.transaction().execute(async (trx) => {
+      await fence?.(trx);
       await trx.deleteFrom('mirror_tombstones').where('team', '=', team).execute();
       await trx.updateTable('mirror_records').set({ marked: 0 }).where('team', '=', team).execute();
       await trx
@@ -307,8 +318,9 @@ export class MirrorStore {
   }
 
   /** Rule 5: the key no longer reads the team: delete its data and cursor. */
-  async deleteTeam(team: string): Promise<void> {
+  async deleteTeam(team: string, fence?: LockFence): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
+      await fence?.(trx);
       for (const table of [
         'mirror_records',
         'mirror_tombstones',

@@ -3,7 +3,7 @@
 // a refresh on every page.
 import type { CrmExportClient } from '../client/crm-export-client.js';
 import type { FeedItem } from '../client/types.js';
-import type { MirrorStore } from './mirror-store.js';
+import type { LockFence, MirrorStore } from './mirror-store.js';
 
 export const REFERENCE_KINDS = ['board', 'stage', 'member', 'booking_service'] as const;
 export type ReferenceKind = (typeof REFERENCE_KINDS)[number];
@@ -42,6 +42,8 @@ export class ReferenceIndex {
   constructor(
     private readonly store: MirrorStore,
     private readonly team: string,
+    /** Proves the team's sync lock is still held inside each refresh's transaction. */
+    private readonly fence?: LockFence,
   ) {}
 
   async load(): Promise<void> {
@@ -96,6 +98,7 @@ export class ReferenceIndex {
     }
     const at = new Date().toISOString();
     await this.store.db.transaction().execute(async (trx) => {
+      await this.fence?.(trx);
       await trx.deleteFrom('mirror_references').where('team', '=', team).execute();
       const rows = [
         ...members.data.map((m) => ({ team, kind: 'member', id: m.id, json: JSON.stringify(m), refreshed_at: at })),
@@ -118,6 +121,7 @@ export class ReferenceIndex {
     await this.load();
     const stillUnknown = [...pending].filter(([id]) => !this.known.has(id));
     await this.store.db.transaction().execute(async (trx) => {
+      await this.fence?.(trx);
       // Ids that resolved now are no longer remembered as unresolved.
       const resolved = [...this.unresolved].filter((id) => this.known.has(id));
       if (resolved.length > 0) {

@@ -13,9 +13,9 @@ import {
   RateLimitError,
   ServerError,
 } from '../client/errors.js';
-import type { MirrorStore } from './mirror-store.js';
+import type { LockFence, MirrorStore } from './mirror-store.js';
 import { ReferenceIndex } from './references.js';
-import { keyDigest, SyncLock, type SyncLockOptions } from './sync-lock.js';
+import { keyDigest, SyncLock, SyncLockLostError, type SyncLockOptions } from './sync-lock.js';
 
 export interface SyncLogger {
   info(obj: object, msg?: string): void;
@@ -182,7 +182,10 @@ export class SyncEngine {
 
   private async loop(team: string, lock: SyncLock): Promise<TeamOutcome> {
     const { store, client, logger } = this.o;
-    const refs = new ReferenceIndex(store, team);
+    // Every write of the team's data checks the lock in its own transaction: after a stall past the lock's
+    // staleness another process may hold it, and this one's write is refused (SyncLockLostError).
+    const fence: LockFence = (trx) => lock.holdIn(trx);
+    const refs = new ReferenceIndex(store, team, fence);
     let refreshedThisRun = false;
     let items = 0;
     let failures = 0;
@@ -190,7 +193,7 @@ export class SyncEngine {
     const initial = startState.cursor === null || startState.resyncing === 1;
     logger.info({ team, initial }, 'team sync started');
     while (!this.stop.signal.aborted) {
-      if (lock.lost) throw new Error(`lost the sync lock for ${team} to another process`);
+      if (lock.lost) throw new SyncLockLostError(team);
       try {
         const state = await store.teamState(team);
         const age = state.references_refreshed_at ? Date.now() - Date.parse(state.references_refreshed_at) : Infinity;
@@ -201,7 +204,7 @@ export class SyncEngine {
         const page = await this.withPause(() =>
           client.changes({ team, cursor: state.cursor ?? undefined, limit: this.o.pageLimit }),
         );
-        const result = await store.applyPage(team, page);
+        const result = await store.applyPage(team, page, fence);
         items += page.data.length;
         failures = 0;
         if (result.swept) logger.info({ team }, 'full resync finished; unmarked records deleted');
@@ -217,7 +220,7 @@ export class SyncEngine {
       } catch (err) {
         if (!(err instanceof CrmExportErrorClass)) throw err;
         await store.recordError(team, describe(err));
-        const next = await this.handle(team, err);
+        const next = await this.handle(team, err, fence);
         if (next === 'retry') continue;
         if (next === 'transient') {
           failures++;
@@ -241,12 +244,16 @@ export class SyncEngine {
   }
 
   /** What to do after an error the client did not retry away. */
-  private async handle(team: string, err: CrmExportError): Promise<TeamOutcome | 'retry' | 'transient'> {
+  private async handle(
+    team: string,
+    err: CrmExportError,
+    fence: LockFence,
+  ): Promise<TeamOutcome | 'retry' | 'transient'> {
     const { store, logger } = this.o;
     if (err instanceof ConflictError && err.resyncRequired) {
       // Rule 4: 410 sync_cursor_expired and 409 resync_required mean a full resync by mark and sweep.
       logger.warn({ team, code: err.code }, 'full resync');
-      await store.startResync(team);
+      await store.startResync(team, fence);
       return 'retry';
     }
     if (err instanceof ConflictError && err.code === 'capture_not_ready') {
@@ -259,7 +266,7 @@ export class SyncEngine {
       const listed = await this.listedTeams();
       if (!listed.includes(team)) {
         logger.warn({ team }, 'team no longer listed by /teams; deleting its data and cursor');
-        await store.deleteTeam(team);
+        await store.deleteTeam(team, fence);
         return 'removed';
       }
       return 'not_accessible';

@@ -1,9 +1,11 @@
 // Rule 3: one sync process per key and team. A lock row holds the owner and a heartbeat; a second
 // process gets a clear error. A lock whose heartbeat is stale, or whose owner process on this host is
-// gone (killed), is taken over.
+// gone (killed), is taken over. Each write of the team's data proves in its own transaction that the
+// row still names this owner (`holdIn`), so a process that stalled past the staleness and lost the lock
+// can never commit after the one that took it over.
 import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { MirrorDatabase } from './mirror-schema.js';
 
 export class SyncLockError extends Error {
@@ -17,6 +19,17 @@ export class SyncLockError extends Error {
         'only one sync process per key and team may run',
     );
     this.name = 'SyncLockError';
+  }
+}
+
+/** This process no longer holds the team's lock: another one took it over, so nothing more is written. */
+export class SyncLockLostError extends Error {
+  constructor(readonly team: string) {
+    super(
+      `lost the sync lock for ${team} to another process (this one stalled past the lock's staleness); ` +
+        'its last write was not committed',
+    );
+    this.name = 'SyncLockLostError';
   }
 }
 
@@ -37,6 +50,7 @@ const RELEASE_ATTEMPTS = 3;
 const RELEASE_RETRY_MS = 100;
 
 export class SyncLock {
+  /** Unique to this lock object: the row naming it is the fencing token every write checks. */
   readonly owner = `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 10)}`;
   private timer: NodeJS.Timeout | undefined;
   /** Set when another process took the lock over (our heartbeat went stale). */
@@ -64,13 +78,15 @@ export class SyncLock {
       }
       const values = { owner: this.owner, heartbeat_at: now.toISOString() };
       if (row) {
-        // Only replace the row we read: a concurrent taker makes this update match nothing.
+        // Only replace the row we read: a concurrent taker, or the holder committing a page (which renews
+        // the heartbeat), makes this update match nothing.
         const res = await trx
           .updateTable('mirror_locks')
           .set(values)
           .where('key_hash', '=', this.keyHash)
           .where('team', '=', this.team)
           .where('owner', '=', row.owner)
+          .where('heartbeat_at', '=', row.heartbeat_at)
           .executeTakeFirst();
         if (Number(res.numUpdatedRows) !== 1)
           throw new SyncLockError(this.team, 'a concurrent process', values.heartbeat_at);
@@ -83,6 +99,25 @@ export class SyncLock {
     });
     this.timer = setInterval(() => void this.beat(), this.options.heartbeatMs);
     this.timer.unref();
+  }
+
+  /**
+   * Inside the transaction of a write: renews the heartbeat if the row still names this owner, else throws
+   * `SyncLockLostError` and the caller's transaction rolls back. It is the transaction's first write, so
+   * it holds the lock row (PostgreSQL) or the database (SQLite) until the commit: a takeover either
+   * happened before and refuses the write, or waits for the commit and then finds a fresh heartbeat.
+   */
+  async holdIn(trx: Transaction<MirrorDatabase>): Promise<void> {
+    const res = await trx
+      .updateTable('mirror_locks')
+      .set({ heartbeat_at: new Date().toISOString() })
+      .where('key_hash', '=', this.keyHash)
+      .where('team', '=', this.team)
+      .where('owner', '=', this.owner)
+      .executeTakeFirst();
+    if (Number(res.numUpdatedRows) === 1) return;
+    this.lost = true;
+    throw new SyncLockLostError(this.team);
   }
 
   private isFree(owner: string, heartbeatAt: string, now: Date): boolean {
