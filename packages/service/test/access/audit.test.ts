@@ -1,7 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { registerAdminCommands } from '../../src/cli/admin.js';
@@ -14,6 +15,8 @@ import type { ApiKeyState } from '../../src/write/key-state.js';
 import { runCli } from '../cli/cli.js';
 import { describeEachBackend } from '../support/backends.js';
 import { seedOrganization, seedTeam } from './fixtures.js';
+
+const deployDoc = readFileSync(fileURLToPath(new URL('../../../../docs/deploy.md', import.meta.url)), 'utf8');
 
 // The audit trail of `crm-export admin`: what each changing command records, refusals, the absence of
 // key material, `admin audit list` and the confirmation of irreversible commands.
@@ -254,6 +257,89 @@ describeEachBackend('admin audit trail', (makeStore, backend) => {
       expect((await json('audit', 'list', ...args)).error.code, args.join(' ')).toBe('invalid_argument');
       expect(process.exitCode).toBe(1);
     }
+  });
+
+  it('audit list never cuts a list silently: more matches than --limit say so and exit 1; --all prints every one', async () => {
+    for (let i = 1; i <= 5; i++)
+      await store.appendAudit({
+        at: `2026-03-0${i}T10:00:00.000Z`,
+        actor: 'alice',
+        action: 'team.set_state',
+        target: [`team_${i}`],
+        outcome: 'ok',
+        details: {},
+      });
+    const targets = (list: AuditEntry[]) => list.map((e) => e.target[0]);
+    const listed = async (...args: string[]) => {
+      process.exitCode = 0;
+      err = [];
+      const list = targets(await json('audit', 'list', ...args));
+      return { list, exitCode: process.exitCode, note: err.join('') };
+    };
+
+    const cut = await listed('--limit', '3');
+    expect(cut.list).toEqual(['team_3', 'team_4', 'team_5']);
+    expect(cut.exitCode).toBe(1);
+    expect(cut.note).toContain('more entries match than the 3 printed');
+    // Exactly as many as asked: nothing was left out, nothing to say.
+    expect(await listed('--limit', '5')).toEqual({ list: targets(await trail()), exitCode: 0, note: '' });
+    expect(await listed('--all')).toEqual({ list: targets(await trail()), exitCode: 0, note: '' });
+    expect((await listed('--all', '--since', '2026-03-04')).list).toEqual(['team_4', 'team_5']);
+
+    // The text table is cut the same way, and says so.
+    process.exitCode = 0;
+    err = [];
+    expect((await admin('audit', 'list', '--limit', '2')).trimEnd().split('\n')).toHaveLength(3);
+    expect(process.exitCode).toBe(1);
+    expect(err.join('')).toContain('pass --all');
+    process.exitCode = 0;
+    expect((await json('audit', 'list', '--all', '--limit', '3')).error.code).toBe('invalid_argument');
+    expect(process.exitCode).toBe(1);
+  });
+
+  it("the restore procedure's audit export (docs/deploy.md) holds every entry since the backup, however many", async () => {
+    // The command as the procedure writes it, output redirection left out.
+    const line = /`crm-export (admin audit list [^`>]*?)\s*>[^`]*`/.exec(deployDoc)?.[1];
+    expect(line).toBeDefined();
+    const args = (line as string).split(/\s+/).slice(1);
+    const since = args[args.indexOf('--since') + 1] as string;
+    // More entries since the backup than the command lists by default, or than its --limit if it has one.
+    const limit = args.includes('--limit') ? Number(args[args.indexOf('--limit') + 1]) : 100;
+    const t = Date.parse(since);
+    const at = (s: number) => new Date(t + s * 1000).toISOString();
+    await store.appendAudit({
+      at: at(-60),
+      actor: 'ops',
+      action: 'integration.revoke',
+      target: ['int_old'],
+      outcome: 'ok',
+      details: {},
+    });
+    // The first change after the backup revokes a leaked key; a busy trail follows.
+    await store.appendAudit({
+      at: at(1),
+      actor: 'ops',
+      action: 'integration.revoke',
+      target: ['int_leaked'],
+      outcome: 'ok',
+      details: {},
+    });
+    for (let i = 0; i < limit; i++)
+      await store.appendAudit({
+        at: at(2 + i),
+        actor: 'ops',
+        action: 'switch.api',
+        target: ['api'],
+        outcome: 'ok',
+        details: {},
+      });
+
+    process.exitCode = 0;
+    const saved = JSON.parse(await admin(...args)) as AuditEntry[];
+    expect(process.exitCode).toBe(0);
+    expect(saved).toHaveLength(limit + 1);
+    expect(saved[0]).toMatchObject({ action: 'integration.revoke', target: ['int_leaked'] });
+    expect(saved.some((e) => e.target.includes('int_old'))).toBe(false);
   });
 
   it('irreversible commands without --yes and without a terminal are refused before anything changes', async () => {
