@@ -292,8 +292,9 @@ function auditWhere(d: Dialect, query: AuditQuery): { text: string; values: unkn
 
 /**
  * Retention in batches (`Store.trimFeed`), each statement bounded by the batch size:
- * - `trimRemovals`: expired removal entries, oldest first (partial index feed_removals); every row a batch
- *   selects is deleted, so the next starts where it ended. Values: [team,] cutoff, batch size.
+ * - `trimRemovals`: expired removal entries, oldest first (partial index feed_removals), but never a team's
+ *   newest entry (its head); every row a batch selects is deleted, so the next starts where it ended.
+ *   Values: [team,] cutoff, batch size.
  * - `trimWindow`: the next window of entries in key order (the dialect's `windowKey`) after a key, its size
  *   and last key (no row once the feed is passed). Values: the key, batch size.
  * - `trimSuperseded`: the window's live entries with a newer entry of the same record recorded before the
@@ -301,9 +302,12 @@ function auditWhere(d: Dialect, query: AuditQuery): { text: string; values: unkn
  * The `Team` variants keep to one team's entries, in (team, pos) order: team, pos, ... .
  */
 function trimStatements(d: Dialect, text: (s: string) => string) {
+  // A team's newest entry stays, even an expired removal: the feed lag gauge reads its time from it.
   const removals = (team: string) =>
     `DELETE FROM feed WHERE ${d.addressIn}SELECT ${d.rowAddress} FROM feed WHERE ${team}removed IS NOT NULL
-      AND recorded_at < ? ORDER BY recorded_at ${d.limit}${d.addressInEnd}`;
+      AND recorded_at < ?
+      AND NOT EXISTS (SELECT 1 FROM feed_heads h WHERE h.team = feed.team AND h.last_pos = feed.pos)
+      ORDER BY recorded_at ${d.limit}${d.addressInEnd}`;
   const window = (key: string, after: string) => {
     const last = key
       .split(', ')
