@@ -1,3 +1,5 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   FAULT_KINDS,
@@ -35,6 +37,24 @@ const get = (p: string, cursor?: string) =>
   });
 const feedRequests = () => fake.requests.filter((r) => r.path === '/sync/changes').length;
 
+/** An upstream whose every answer names the key that asked (its last 4 characters) and the request's URL. */
+async function echoServer(padding = 0): Promise<{ url: string; seen: () => number; close: () => Promise<void> }> {
+  let seen = 0;
+  const server: Server = createServer((req, res) => {
+    seen++;
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(
+      JSON.stringify({ who: (req.headers.authorization ?? '').slice(-4), url: req.url, pad: 'x'.repeat(padding) }),
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    seen: () => seen,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
 describe('fault proxy', () => {
   it('passes requests through untouched when the plan has no fault', async () => {
     await withFaults([]);
@@ -52,6 +72,64 @@ describe('fault proxy', () => {
     expect(second).toBe(first);
     expect(feedRequests()).toBe(1);
     expect(proxy.injected.duplicate_page).toBe(1);
+  });
+
+  it("duplicate_page never serves one consumer's page to another: answers are remembered per key", async () => {
+    const upstream = await echoServer();
+    try {
+      const dup = { kind: 'duplicate_page' } as const;
+      proxy = await startFaultProxy({
+        target: upstream.url,
+        plan: scriptedPlan([null, dup, dup, dup].map((fault) => ({ fault }))),
+      });
+      // Two consumers whose keys each read one team: neither sends Service-Team.
+      const as = async (key: string, query: string) =>
+        (await (
+          await fetch(`${proxy.url}/v1/sync/changes?${query}`, { headers: { authorization: `Bearer ${key}` } })
+        ).json()) as {
+          who: string;
+          url: string;
+        };
+      expect(await as('crmx_live_AAAAAAAAAAAAAAAAAAAAAAAAkeyA', 'limit=1')).toMatchObject({ who: 'keyA' });
+      // B's first request has nothing of B's to repeat: it is forwarded.
+      expect(await as('crmx_live_BBBBBBBBBBBBBBBBBBBBBBBBkeyB', 'limit=1')).toMatchObject({ who: 'keyB' });
+      expect(upstream.seen()).toBe(2);
+      // Each one's next page is answered with its own previous page.
+      expect(await as('crmx_live_AAAAAAAAAAAAAAAAAAAAAAAAkeyA', 'limit=1&cursor=a1')).toEqual(
+        expect.objectContaining({ who: 'keyA', url: '/v1/sync/changes?limit=1' }),
+      );
+      expect(await as('crmx_live_BBBBBBBBBBBBBBBBBBBBBBBBkeyB', 'limit=1&cursor=b1')).toEqual(
+        expect.objectContaining({ who: 'keyB', url: '/v1/sync/changes?limit=1' }),
+      );
+      expect(upstream.seen()).toBe(2);
+    } finally {
+      await upstream.close();
+    }
+  });
+
+  it('the duplicate-page memory stays within its bound, keys included, however many distinct requests', async () => {
+    const upstream = await echoServer(1000);
+    const memoryBytes = 64 * 1024;
+    try {
+      proxy = await startFaultProxy({ target: upstream.url, plan: scriptedPlan([]), memoryBytes });
+      const query = (i: number) => `/v1/calls?limit=1&lead=lead_${i}${'y'.repeat(i % 2 === 0 ? 4000 : 10)}`;
+      for (let i = 0; i < 600; i++) {
+        const res = await fetch(`${proxy.url}${query(i)}`, { headers: { authorization: `Bearer key_${i % 7}` } });
+        await res.arrayBuffer();
+        expect(proxy.remembered.bytes).toBeLessThanOrEqual(memoryBytes);
+      }
+      expect(proxy.remembered.entries).toBeGreaterThan(10);
+      expect(proxy.remembered.entries).toBeLessThan(64);
+      // The latest answer is still there to repeat; the first was forgotten, so its repeat is forwarded.
+      proxy.setPlan(scriptedPlan([{ fault: { kind: 'duplicate_page' } }, { fault: { kind: 'duplicate_page' } }]));
+      const seen = upstream.seen();
+      await (await fetch(`${proxy.url}${query(599)}`, { headers: { authorization: 'Bearer key_4' } })).arrayBuffer();
+      expect(upstream.seen()).toBe(seen);
+      await (await fetch(`${proxy.url}${query(0)}`, { headers: { authorization: 'Bearer key_0' } })).arrayBuffer();
+      expect(upstream.seen()).toBe(seen + 1);
+    } finally {
+      await upstream.close();
+    }
   });
 
   it('drop_response: the server answered, the consumer gets a closed socket', async () => {

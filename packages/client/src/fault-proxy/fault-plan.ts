@@ -2,7 +2,10 @@
 // failing run can be replayed exactly.
 
 export const FAULT_KINDS = [
-  /** Serve the previous response of the same path and team again instead of forwarding. */
+  /**
+   * Serve the previous response of the same walk again instead of forwarding: same key, method, path,
+   * filters and team (`cursor` and `limit` aside).
+   */
   'duplicate_page',
   /** Forward, let the server answer, then close the socket without passing the answer on. */
   'drop_response',

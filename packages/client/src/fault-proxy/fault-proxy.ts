@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { AnswerMemory, type RememberedAnswer } from './answer-memory.js';
 import type { Fault, FaultKind, FaultPlan, FaultRequest } from './fault-plan.js';
 
 export interface FaultProxyOptions {
@@ -22,6 +23,11 @@ export interface FaultProxyOptions {
    * with it.
    */
   rewrite?: (request: FaultRequest, body: Buffer) => Buffer;
+  /**
+   * Bound of the answers remembered for `duplicate_page`, counting each one's key, headers and body
+   * (default 16 MiB); the least recently used are forgotten first.
+   */
+  memoryBytes?: number;
 }
 
 export interface FaultProxy {
@@ -31,16 +37,14 @@ export interface FaultProxy {
   readonly injected: Partial<Record<FaultKind, number>>;
   /** Requests seen (passed through or faulted). */
   readonly requests: number;
+  /** Answers remembered for `duplicate_page` and the bytes they count (at most `memoryBytes`). */
+  readonly remembered: { entries: number; bytes: number };
   /** Replaces the plan (e.g. between phases of a test). */
   setPlan(plan: FaultPlan): void;
   close(): Promise<void>;
 }
 
-interface Captured {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: Buffer;
-}
+type Captured = RememberedAnswer;
 
 const PROBLEMS: Partial<Record<FaultKind, { status: number; code: string }>> = {
   rate_limited: { status: 429, code: 'rate_limited' },
@@ -62,8 +66,8 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
   let plan = options.plan;
   const injected: Partial<Record<FaultKind, number>> = {};
   let requests = 0;
-  /** Last answer per path and team, for `duplicate_page`. */
-  const previous = new Map<string, Captured>();
+  /** Last answer per key, method, path, filters and team, for `duplicate_page`. */
+  const previous = new AnswerMemory(options.memoryBytes);
   const sockets = new Set<Socket>();
 
   const forward = (req: IncomingMessage, body: Buffer): Promise<Captured> =>
@@ -113,8 +117,13 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     for await (const c of req) chunks.push(c as Buffer);
     const body = Buffer.concat(chunks);
     const path = new URL(req.url ?? '/', 'http://x').pathname;
-    const memoKey = `${path}\u0000${req.headers['service-team'] ?? ''}`;
     const teamHeader = req.headers['service-team'];
+    const memoKey = previous.keyOf({
+      method: req.method ?? 'GET',
+      url: req.url ?? '/',
+      authorization: req.headers.authorization,
+      team: typeof teamHeader === 'string' ? teamHeader : undefined,
+    });
     const request: FaultRequest = { method: req.method ?? 'GET', path };
     if (typeof teamHeader === 'string') request.team = teamHeader;
     const fault = plan.next(request);
@@ -162,6 +171,9 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     injected,
     get requests() {
       return requests;
+    },
+    get remembered() {
+      return previous.size;
     },
     setPlan(next) {
       plan = next;
