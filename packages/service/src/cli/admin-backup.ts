@@ -7,6 +7,7 @@ import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { erasureLine, parseErasures, replayErasures } from '../write/erasure-replay.js';
 import { type CommonOptions, common, confirmed, type OpenStore, refuse, run, yesOption } from './admin-run.js';
 import { resolveDbUrl, startDir } from './options.js';
+import { checkOutputFiles } from './output-files.js';
 
 // `crm-export admin backup` (the SQLite file, online) and `admin erasures export|replay`, which keep a
 // restore from bringing back a person erased after the backup (docs/deploy.md, "Backups").
@@ -39,6 +40,7 @@ export function registerBackupCommands(program: Command, open: OpenStore): void 
         async (store) => {
           if (!(store instanceof SqliteStore)) throw new AdminError('invalid_argument', PG_DUMP_HINT);
           const to = fromCwd(o.to);
+          checkOutputFiles(resolveDbUrl(o.db), `--to ${o.to}`, [to, `${to}-wal`, `${to}-shm`]);
           if (existsSync(to) && !o.force)
             throw new AdminError('invalid_argument', `${o.to} exists (--force replaces it)`);
           // Written beside the target and renamed: a failed copy never leaves a half file under its name.
@@ -67,6 +69,7 @@ export function registerBackupCommands(program: Command, open: OpenStore): void 
         open,
         o,
         async (store) => {
+          checkOutputFiles(resolveDbUrl(o.db), `--to ${o.to}`, [fromCwd(o.to)]);
           const list = await store.erasedRecords();
           writeFileSync(fromCwd(o.to), list.map(erasureLine).join(''));
           return { exported: list.length, to: fromCwd(o.to) };
