@@ -71,7 +71,7 @@ export const LIMITS_SCHEMA = Type.Object(
       1_000,
       100,
       600_000,
-      'how often a process whose Redis is away sends the `PING` that brings it back',
+      'how often a process whose Redis is away sends the probe (a short-lived write) that brings it back',
     ),
     headersTimeoutMs: limit(
       10_000,

@@ -111,7 +111,7 @@ export interface CounterStoreOptions {
   prefix?: string;
   /** Longest a request waits on Redis in all (default 250 ms). */
   budgetMs?: number;
-  /** Interval of the PING that brings Redis back (default 1000 ms). */
+  /** Interval of the probe that brings Redis back (default 1000 ms). */
   probeMs?: number;
   logger?: HealthLogger | undefined;
   /** Called each time Redis goes away (metrics). */
@@ -159,6 +159,7 @@ export function createCounterStore(options: CounterStoreOptions): CounterStore {
   const health = new RedisHealth(redis, {
     budgetMs: options.budgetMs ?? 250,
     probeMs: options.probeMs ?? 1000,
+    probeKey: `${prefix}:health`,
     logger: options.logger,
     onAway: options.onRedisAway,
   });

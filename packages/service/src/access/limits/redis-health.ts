@@ -1,12 +1,17 @@
 import { type Redis, ReplyError } from 'ioredis';
 
 // One view of Redis per process, shared by every counter and lock (docs/limits.md, "When Redis fails").
-// While Redis is "up", a command races the request's remaining budget; the first one to run out (or any
-// connection error) marks Redis "away", and from then on every counter and lock uses this process's memory
-// at once, without waiting, until a background PING answers quickly again. So a request waits on Redis for
-// at most one budget in all, whether Redis is hung, refusing connections or slow.
+// While Redis is "up", a command races the request's remaining budget; the first one to run out, any
+// connection error or any error reply (out of memory, a read-only replica...) marks Redis "away", and from
+// then on every counter and lock uses this process's memory at once, without waiting, until a background
+// probe (a short-lived write, which a Redis refusing writes refuses too) answers quickly again. So a request
+// waits on Redis for at most one budget in all, whether Redis is hung, refusing connections, refusing
+// commands or slow.
 
-export type AwayReason = 'timeout' | 'connection error' | 'not ready';
+export type AwayReason = 'timeout' | 'connection error' | 'not ready' | 'error reply';
+
+/** At most one `redis away` line per this period; the outages in between are counted in the next line. */
+export const AWAY_LOG_EVERY_MS = 60_000;
 
 /** Where the away/back lines go (a pino logger fits). */
 export interface HealthLogger {
@@ -17,8 +22,10 @@ export interface HealthLogger {
 export interface RedisHealthOptions {
   /** Longest a request waits on Redis in all, ms. */
   budgetMs: number;
-  /** Interval of the PING that brings Redis back, ms. */
+  /** Interval of the probe that brings Redis back, ms. */
   probeMs: number;
+  /** The key the probe writes (it expires at once): under the limits' own prefix. */
+  probeKey: string;
   logger?: HealthLogger | undefined;
   /** Called each time Redis goes away (metrics). */
   onAway?: ((reason: AwayReason) => void) | undefined;
@@ -40,6 +47,10 @@ export class RedisHealth {
   private probeTimer: NodeJS.Timeout | undefined;
   private probing = false;
   private closed = false;
+  /** When the last `redis away` line was written, outages since then that wrote none, whether this one did. */
+  private lastAwayLine = Number.NEGATIVE_INFINITY;
+  private unlogged = 0;
+  private loggedThisOutage = false;
 
   constructor(
     private readonly redis: Redis,
@@ -92,11 +103,12 @@ export class RedisHealth {
     if (typeof outcome === 'string') return fallback();
     if ('error' in outcome) {
       const { error } = outcome;
-      // A reply error is Redis answering (a bug of ours), not Redis failing: no reason to stop using it.
-      if (error instanceof ReplyError) return fallback();
       const message = error instanceof Error ? error.message : String(error);
+      // Redis answering with an error (OOM, READONLY, NOREPLICAS, MISCONF...) counts nothing shared: every later
+      // command would fail alike. Only the reply's code is logged: the rest may name a key or a script line.
+      if (error instanceof ReplyError) this.markAway('error reply', message.split(' ')[0]);
       // ioredis's own command timeout (set to the budget) may fire just before ours.
-      if (message === 'Command timed out') this.markAway('timeout');
+      else if (message === 'Command timed out') this.markAway('timeout');
       else this.markAway('connection error', message);
       return fallback();
     }
@@ -130,38 +142,75 @@ export class RedisHealth {
     // Requests still waiting on a command stop waiting now: their budget is not needed to know.
     this.releaseWaiters();
     this.options.onAway?.(reason);
-    this.options.logger?.warn(
-      { reason, ...(detail === undefined ? {} : { detail }), budgetMs: this.options.budgetMs },
-      'redis away: rate limits, quota, lockouts and firewall budget count in this process only',
-    );
+    // Rate-limited: a Redis that fails again after each probe would otherwise write two lines a second.
+    const now = performance.now();
+    this.loggedThisOutage = now - this.lastAwayLine >= AWAY_LOG_EVERY_MS;
+    if (this.loggedThisOutage) {
+      this.lastAwayLine = now;
+      this.options.logger?.warn(
+        {
+          reason,
+          ...(detail === undefined ? {} : { detail }),
+          budgetMs: this.options.budgetMs,
+          ...(this.unlogged > 0 ? { unloggedOutages: this.unlogged } : {}),
+        },
+        'redis away: rate limits, quota, lockouts and firewall budget count in this process only',
+      );
+      this.unlogged = 0;
+    } else this.unlogged += 1;
     this.probeTimer = setInterval(() => this.probe(), this.options.probeMs);
     this.probeTimer.unref();
   }
 
   private probe(): void {
-    // One PING at a time, and only on a connected client: probes never queue up behind a hung Redis.
+    // One probe at a time, and only on a connected client: probes never queue up behind a hung Redis.
     if (this.probing || this.redis.status !== 'ready') return;
     this.probing = true;
-    const started = performance.now();
-    const ping = this.redis.ping().then(
-      () => performance.now() - started,
-      () => Number.POSITIVE_INFINITY,
-    );
-    void ping.then((ms) => {
+    void probeRedis(this.redis, this.options.probeKey).then((ms) => {
       this.probing = false;
-      // Back only when a PING answers well within the budget, so a slow Redis does not flap every second.
+      // Back only when the probe answers well within the budget, so a slow Redis does not flap every second.
       if (ms <= this.options.budgetMs / 4) this.markBack(ms);
     });
   }
 
-  private markBack(pingMs: number): void {
+  private markBack(probeMs: number): void {
     if (this.closed || this.state === 'up') return;
     this.state = 'up';
     this.awaySignal = this.newSignal();
     clearInterval(this.probeTimer);
     this.probeTimer = undefined;
-    this.options.logger?.info({ pingMs: Math.round(pingMs * 10) / 10 }, 'redis back: limits are shared again');
+    // Only the end of an outage whose start was logged.
+    if (this.loggedThisOutage) {
+      this.options.logger?.info({ probeMs: Math.round(probeMs * 10) / 10 }, 'redis back: limits are shared again');
+    }
   }
+}
+
+/**
+ * Ms a write of `key` (expiring after 1 ms) took, or Infinity when Redis refused it or the connection failed.
+ * A write, not a PING: a Redis out of memory or a read-only replica answers PING but refuses every charge.
+ */
+export function probeRedis(redis: Redis, key: string): Promise<number> {
+  const started = performance.now();
+  return redis.set(key, '1', 'PX', 1).then(
+    () => performance.now() - started,
+    () => Number.POSITIVE_INFINITY,
+  );
+}
+
+/**
+ * Redis as a process without counters of its own sees it (the primary of `serve --workers`): `up` when the
+ * probe's write answers within `budgetMs`, else `away` (not connected, refusing writes, or slow).
+ */
+export async function redisState(redis: Redis, probeKey: string, budgetMs: number): Promise<'up' | 'away'> {
+  if (redis.status !== 'ready') return 'away';
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<number>((resolve) => {
+    timer = setTimeout(() => resolve(Number.POSITIVE_INFINITY), budgetMs);
+  });
+  const ms = await Promise.race([probeRedis(redis, probeKey), late]);
+  clearTimeout(timer);
+  return ms <= budgetMs ? 'up' : 'away';
 }
 
 /**
