@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createCounterStore } from '../../src/access/limits/counters.js';
+import { DEFAULT_TABLE_BYTES } from '../../src/access/limits/memory-table.js';
 
 // The counters of the embedded default live in this process's memory, in fixed windows of real time: a
 // window opens with the first points and lasts the counter's seconds. These are the rules the limits and the
@@ -67,5 +68,33 @@ describe('memory counters', () => {
         { consumed: 4, msBeforeNext: 55_000 },
       ],
     });
+  });
+
+  it('windows and locks of client addresses stay within their byte bound, keys included: ended ones go first, then the oldest', async () => {
+    const store = createCounterStore({});
+    const firewall = store.counter('firewall', 300, 60);
+    const locks = store.locks('firewall');
+    // Behind proxies trusted by hop count, an address is whatever the nearest X-Forwarded-For entry says.
+    const address = (name: string, i: number) => `${name}${i}:${'f'.repeat(4_000)}`;
+    const fill = async (name: string, count: number) => {
+      for (let i = 0; i < count; i++) {
+        await firewall.add(address(name, i), 1);
+        await locks.lock(address(name, i), Date.now() + 600_000, 60_000);
+      }
+    };
+    // Each fill is 0.6 of the bound: the ended ones go, and no newer one has to.
+    const part = Math.ceil((0.6 * DEFAULT_TABLE_BYTES) / (2 * 4_000));
+    await fill('ended', part);
+    vi.advanceTimersByTime(60_000);
+    await fill('live', part);
+    expect(await firewall.peek(address('ended', part - 1))).toBe(0);
+    expect(await firewall.peek(address('live', 0))).toBe(1);
+    expect(await locks.lockedUntil(address('live', 0))).not.toBeNull();
+    // Over twice the bound's worth more: the oldest live ones go too, the newest stay.
+    await fill('more', 4 * part);
+    expect(await firewall.peek(address('live', 0))).toBe(0);
+    expect(await locks.lockedUntil(address('live', 0))).toBeNull();
+    expect(await firewall.peek(address('more', 4 * part - 1))).toBe(1);
+    expect(await locks.lockedUntil(address('more', 4 * part - 1))).not.toBeNull();
   });
 });

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { type RateLimiterAbstract, RateLimiterRedis } from 'rate-limiter-flexible';
+import { MemoryTable } from './memory-table.js';
 import { type AwayReason, type HealthLogger, RedisHealth, type RequestBudget } from './redis-health.js';
 import { limitScripts, type ScriptAnswer, type ScriptStep } from './redis-scripts.js';
 
@@ -313,10 +314,11 @@ function adjustInMemory(changes: readonly { memory: MemoryOps; key: string; poin
  * Fixed windows of one counter in this process's memory, as rate-limiter-flexible's memory limiter keeps
  * them (a window opens with the first points and lasts `seconds` of real time), but without a promise per
  * operation: every request's charge takes several, and those promises were a large share of a cached page
- * (docs/performance.md). Ended windows are dropped when read, and swept as the map doubles.
+ * (docs/performance.md). Ended windows are dropped when read, and swept as the map doubles; the map is
+ * bounded in bytes (memory-table.ts).
  */
 class MemoryWindows {
-  private readonly open = new Map<string, { points: number; endsAt: number }>();
+  private readonly open = new MemoryTable<{ points: number; endsAt: number }>((window, now) => window.endsAt <= now);
   private sweepAt = 1024;
 
   constructor(private readonly seconds: number) {}
@@ -347,7 +349,7 @@ class MemoryWindows {
   }
 
   private sweep(now: number): void {
-    for (const [key, window] of this.open) if (window.endsAt <= now) this.open.delete(key);
+    this.open.sweep(now);
     this.sweepAt = Math.max(1024, 2 * this.open.size);
   }
 }
@@ -508,14 +510,12 @@ function redisCounter(r: RedisOps, m: MemoryOps, health: RedisHealth): Counter {
 
 /** Locks in this process's memory: each holds until its clock time and is forgotten after its ttl. */
 class LockTable {
-  private readonly until = new Map<string, { untilMs: number; expiresAt: number }>();
+  private readonly until = new MemoryTable<{ untilMs: number; expiresAt: number }>(
+    (entry, now) => entry.expiresAt <= now,
+  );
 
   lock(key: string, untilMs: number, ttlMs: number): void {
     this.until.set(key, { untilMs, expiresAt: Date.now() + ttlMs });
-    if (this.until.size > 100_000) {
-      const now = Date.now();
-      for (const [k, entry] of this.until) if (entry.expiresAt <= now) this.until.delete(k);
-    }
   }
 
   lockedUntil(key: string): number | null {
