@@ -145,11 +145,12 @@ export const RELEASE = 'crm-export@0.1.0';
 export const DOCS_PATH = '/docs';
 
 /**
- * Where problem `type` links point when neither `--docs-url` nor an operator listener says otherwise (`serve`
- * without `--ops-port`, tests, the OpenAPI document): the reference of a default local start, whose operator
- * listener takes the API port 3000 plus one. The links resolve only where that reference is served.
+ * The `type` and `doc_url` of problem bodies without `--docs-url`: `<this>#<code>`, a name rather than a
+ * location (a `tag:` URI, RFC 4151), the same in every process. No address the service knows resolves for
+ * every client (the operator listener is internal, the API's port serves no pages), and a link must never
+ * hand a client an internal address (docs/reference.md).
  */
-export const DEFAULT_DOCS_URL = `http://127.0.0.1:3001${DOCS_PATH}`;
+export const ERROR_TYPE_TAG = 'tag:crm-export,2026:errors';
 
 /** The realm of `WWW-Authenticate: Bearer realm=...`. */
 export const API_REALM = 'crm-export';

@@ -1,6 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { DOCS_PATH } from './config.js';
 import { DocsPages } from './http/docs/docs-pages.js';
 import type { RedisState } from './ops/metrics.js';
 import type { Store } from './store/store.js';
@@ -71,8 +70,8 @@ export interface OpsServerOptions extends OpsAddress {
   metrics(): Promise<{ contentType: string; text: string }>;
   readiness(): Promise<Readiness>;
   /**
-   * Serve the API reference: `document` is the OpenAPI document; `docsUrl` the base of its error links,
-   * by default this listener's own `<origin>/docs`.
+   * Serve the API reference: `document` is the OpenAPI document; `docsUrl` where the operator published the
+   * error page (its links then point there; unset, to this listener's own page, relative to the reference).
    */
   docs?: { document: () => Record<string, unknown>; docsUrl?: string | undefined };
 }
@@ -80,13 +79,11 @@ export interface OpsServerOptions extends OpsAddress {
 export interface OpsServer {
   origin: string;
   port: number;
-  /** With `docs`: the base of the error links (the reference's and, by default, the problem bodies'). */
-  docsUrl?: string;
   close(): Promise<void>;
 }
 
 export async function startOpsServer(options: OpsServerOptions): Promise<OpsServer> {
-  let docs: DocsPages | undefined;
+  const docs = options.docs ? new DocsPages(options.docs.document, options.docs.docsUrl) : undefined;
   const server = createServer((request, response) => {
     answer(options, docs, request, response).catch((error: unknown) => {
       // For the operator only (an aggregation that timed out, a worker gone): no request data is involved.
@@ -104,10 +101,7 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
       server.once('error', failed);
       server.listen({ host: options.host, port }, () => {
         server.off('error', failed);
-        // In the listening callback itself, before the socket can deliver a request: the pages' links name
-        // the port this listener actually got.
         origin = originOf(options.host, (server.address() as AddressInfo).port);
-        if (options.docs) docs = new DocsPages(options.docs.document, options.docs.docsUrl ?? `${origin}${DOCS_PATH}`);
         resolve();
       });
     });
@@ -130,7 +124,6 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
   return {
     origin,
     port,
-    ...(docs ? { docsUrl: docs.docsUrl } : {}),
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -41,12 +41,12 @@ export interface ServerOptions {
   metrics?: Metrics;
   /**
    * The operator listener (metrics, liveness, readiness, the API reference under /docs/); none unless set.
-   * Implies metrics. Opened before the API, so the problem bodies can link to the reference it serves.
+   * Implies metrics. Opened before the API.
    */
   ops?: OpsAddress;
   /**
-   * Base of the problem bodies' links (`--docs-url`, without a trailing slash); default: the `/docs` the
-   * operator listener serves, at the port it actually got; without one, DEFAULT_DOCS_URL.
+   * Where the operator published the error page (`--docs-url`, without a trailing slash); unset, problem
+   * bodies name each code under ERROR_TYPE_TAG and never link to the operator listener (internal).
    */
   docsUrl?: string;
 }
@@ -129,8 +129,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     stopping ? 'stopping' : app.server.listening ? undefined : 'starting';
   try {
     if (options.ops && metrics) {
-      // The operator listener first: the reference it serves is rendered from this app's OpenAPI document,
-      // and the problem bodies link to it (at the port it got) before the API accepts a request.
+      // The operator listener first: the reference it serves is rendered from this app's OpenAPI document.
       await app.ready();
       ops = await startOpsServer({
         ...options.ops,
@@ -143,7 +142,6 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         },
         docs: { document: () => app.swagger() as unknown as Record<string, unknown>, docsUrl: options.docsUrl },
       });
-      if (!options.docsUrl && ops.docsUrl) app.problems.setDocsUrl(ops.docsUrl);
     }
     await app.listen({ host: options.host, port: options.port });
   } catch (error) {

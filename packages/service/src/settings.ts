@@ -121,7 +121,7 @@ export const SETTINGS = {
     env: 'CRM_EXPORT_DOCS_URL',
     schema: Type.String({ format: 'crm-docs-url' }),
     allowed: 'an http:// or https:// URL without query or fragment',
-    help: 'base of the `type` and `doc_url` links of problem bodies (`<url>/errors#<code>`); unset, the `/docs` the operator listener serves (`http://<ops host>:<ops port>/docs`, the port it actually got), and without an operator listener `http://127.0.0.1:3001/docs` (the reference of a default local start)',
+    help: 'where clients read the published error page: problem bodies\' `type` and `doc_url` are `<url>/errors#<code>`; unset, `tag:crm-export,2026:errors#<code>`, a name and not a link (never the operator listener\'s address)',
     usedBy: '`serve`, `start`',
   },
   workers: {

@@ -2,7 +2,7 @@ import cluster, { type Worker } from 'node:cluster';
 import { createServer } from 'node:net';
 import type { Limits } from '../config.js';
 import type { OpsAddress } from '../ops-server.js';
-import { readSetting, SETTINGS } from '../settings.js';
+import { readSetting } from '../settings.js';
 import type { Store } from '../store/store.js';
 import { openDb } from './options.js';
 
@@ -29,7 +29,7 @@ export interface WorkersSettings {
    * rendered from the OpenAPI document.
    */
   ops?: OpsAddress | undefined;
-  /** `--docs-url`; unset, the workers link to the reference the primary's operator listener serves. */
+  /** `--docs-url`: the reference the primary serves links there (each worker reads the flag itself). */
   docsUrl?: string | undefined;
 }
 
@@ -125,12 +125,7 @@ export async function runPrimary(settings: WorkersSettings): Promise<PrimaryStar
 
   const fork = (index: number) => {
     const slot = slots[index] as Slot;
-    const worker = cluster.fork({
-      CRM_EXPORT_WORKER_INDEX: String(index),
-      // The problem bodies of every worker link to the reference the primary serves (a --docs-url flag, in
-      // the worker's own arguments, still wins over the variable).
-      ...(docsUrl && !settings.docsUrl ? { [SETTINGS.docsUrl.env]: docsUrl } : {}),
-    });
+    const worker = cluster.fork({ CRM_EXPORT_WORKER_INDEX: String(index) });
     Object.assign(slot, { worker, listening: false, startedAt: Date.now(), timer: undefined });
     let failure: StartFailure | undefined;
     worker.on('message', (message: WorkerMessage) => {
@@ -180,13 +175,12 @@ export async function runPrimary(settings: WorkersSettings): Promise<PrimaryStar
   };
   // Before any worker: an operator port in use fails the start like the API's own port.
   let opsOrigin: string | undefined;
-  let docsUrl: string | undefined;
   if (settings.ops) {
     try {
-      ({ origin: opsOrigin, docsUrl } = await startPrimaryOps(settings, settings.ops, store, () => ({
+      opsOrigin = await startPrimaryOps(settings, settings.ops, store, () => ({
         listening: slots.filter((slot) => slot.worker !== undefined && slot.listening).length,
         configured: settings.workers,
-      })));
+      }));
     } catch (error) {
       await store.close();
       throw error;
@@ -210,7 +204,7 @@ async function startPrimaryOps(
   at: OpsAddress,
   store: Store,
   workers: () => { listening: number; configured: number },
-): Promise<{ origin: string; docsUrl: string | undefined }> {
+): Promise<string> {
   const { AggregatorRegistry } = await import('prom-client');
   const { checkReadiness, startOpsServer } = await import('../ops-server.js');
   const { openapiDocument } = await import('../http/openapi-document.js');
@@ -238,7 +232,7 @@ async function startPrimaryOps(
     },
     docs: { document: () => document, docsUrl: settings.docsUrl },
   });
-  return { origin: server.origin, docsUrl: server.docsUrl };
+  return server.origin;
 }
 
 /**

@@ -5,7 +5,7 @@ import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import type { AccessControl } from '../access/access-control.js';
 import type { Clock } from '../clock.js';
-import { DEFAULT_DOCS_URL, type Limits, RELEASE } from '../config.js';
+import { type Limits, RELEASE } from '../config.js';
 import { CursorCodec, loadCursorSecret } from '../cursor-codec.js';
 import { ApiError } from '../errors/catalogue.js';
 import { teamGate } from '../feed/capture-gate.js';
@@ -44,9 +44,8 @@ export interface BuildAppOptions {
   /** Proxies whose `X-Forwarded-For` gives `request.ip`; without it the header is ignored. */
   trustProxy?: TrustProxy;
   /**
-   * Base of the problem bodies' `type` and `doc_url` links (`<docsUrl>/errors#<code>`), without a trailing
-   * slash. Default: DEFAULT_DOCS_URL; `startServer` sets the `/docs` its operator listener serves, once that
-   * listener has its port and before the API listens.
+   * Where the operator published the error page (`--docs-url`, without a trailing slash): the problem bodies'
+   * `type` and `doc_url` are `<docsUrl>/errors#<code>`. Unset, they name the code under ERROR_TYPE_TAG.
    */
   docsUrl?: string;
 }
@@ -117,7 +116,7 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
     feedReadAhead,
   };
 
-  const problems = new ProblemBodies(options.docsUrl ?? DEFAULT_DOCS_URL);
+  const problems = new ProblemBodies(options.docsUrl);
   app.decorate('problems', problems);
 
   app.decorateRequest('principal', null);

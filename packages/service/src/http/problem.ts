@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { API_REALM } from '../config.js';
+import { API_REALM, ERROR_TYPE_TAG } from '../config.js';
 import { ApiError, ERROR_CATALOGUE, type ErrorCode } from '../errors/catalogue.js';
 import { StoreUnavailableError } from '../store/unavailable.js';
 import type { Refusal } from './request-log.js';
@@ -9,31 +9,22 @@ import type { Refusal } from './request-log.js';
 const PROBLEM_TYPE = 'application/problem+json';
 const WWW_AUTHENTICATE = `Bearer realm="${API_REALM}"`;
 
-/** The link of `code`'s entry on the error page under `docsUrl`: a problem's `type` and `doc_url`. */
-export function errorDocUrl(docsUrl: string, code: ErrorCode): string {
-  return `${docsUrl}/errors#${code}`;
+/**
+ * A problem's `type` and `doc_url` for `code`: its entry on the error page the operator published at
+ * `docsUrl`, or without one its name under ERROR_TYPE_TAG, never an address of this process.
+ */
+export function errorDocUrl(docsUrl: string | undefined, code: ErrorCode): string {
+  return docsUrl === undefined ? `${ERROR_TYPE_TAG}#${code}` : `${docsUrl}/errors#${code}`;
 }
 
 /**
  * The problem bodies of one app: `"type":...,"title":...,"status":...,"code":...` fragments precomputed per
- * code from the app's docs URL (the error path is hot). A server that links to its own `/docs` sets the URL
- * once it knows the address it listens on, before the first request.
+ * code from the app's docs URL (the error path is hot).
  */
 export class ProblemBodies {
-  private heads!: Record<ErrorCode, { head: string; tail: string }>;
-  private url!: string;
+  private readonly heads: Record<ErrorCode, { head: string; tail: string }>;
 
-  constructor(docsUrl: string) {
-    this.setDocsUrl(docsUrl);
-  }
-
-  /** The base of every link, without a trailing slash. */
-  get docsUrl(): string {
-    return this.url;
-  }
-
-  setDocsUrl(docsUrl: string): void {
-    this.url = docsUrl;
+  constructor(docsUrl: string | undefined) {
     this.heads = Object.fromEntries(
       Object.entries(ERROR_CATALOGUE).map(([code, entry]) => {
         const url = JSON.stringify(errorDocUrl(docsUrl, code as ErrorCode));

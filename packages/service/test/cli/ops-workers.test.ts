@@ -131,16 +131,17 @@ describe('the operator listener of crm-export serve', { timeout: 120_000 }, () =
         // The workers do not open the operator port themselves: the API port does not serve it either.
         expect(await fresh(`${server.base.replace(/\/v1$/, '')}/metrics`, {})).toBe(404);
         expect(await freshBody(`${server.base.replace(/\/v1$/, '')}/docs/`, {})).toEqual({ status: 404, body: '' });
-        // The primary renders the reference itself, and every worker's problem bodies link to it.
+        // The primary renders the reference itself; no worker's problem body carries its internal address.
         expect(await opsGet(ops, '/docs/openapi.json')).toEqual({ status: 200, body: OPENAPI_TEXT });
         const reference = await opsGet(ops, '/docs/');
         expect(reference.status).toBe(200);
-        expect(reference.body).toContain(`href="${ops}/docs/errors#rate_limited"`);
+        expect(reference.body).toContain('href="errors#rate_limited"');
         expect((await opsGet(ops, '/docs/errors')).body).toContain('<section id="invalid_credentials">');
         for (let i = 0; i < 6; i++) {
           const { status, body } = await freshBody(`${server.base}/me`, {});
           expect(status).toBe(401);
-          expect(JSON.parse(body)).toMatchObject({ doc_url: `${ops}/docs/errors#invalid_credentials` });
+          expect(JSON.parse(body)).toMatchObject({ doc_url: 'tag:crm-export,2026:errors#invalid_credentials' });
+          expect(body).not.toContain(new URL(ops).host);
         }
       } finally {
         expect(await server.stop()).toBe(0);

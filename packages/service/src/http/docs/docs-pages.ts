@@ -24,12 +24,13 @@ export class DocsPages {
   private errors?: string;
 
   /**
-   * `document` is the OpenAPI document of the API; `docsUrl` the base of the reference's error links (the
-   * same base the problem bodies link to, without a trailing slash).
+   * `document` is the OpenAPI document of the API; `docsUrl` where the operator published these pages (the
+   * problem bodies' links), without a trailing slash. Unset, the reference links to the error page beside
+   * it (`errors#<code>`, relative), which resolves wherever a reader opened the reference.
    */
   constructor(
     private readonly document: () => Record<string, unknown>,
-    readonly docsUrl: string,
+    private readonly docsUrl: string | undefined,
   ) {}
 
   openapiText(): string {
@@ -39,7 +40,7 @@ export class DocsPages {
 
   referenceHtml(): string {
     this.reference ??= renderReference(this.document() as OpenApiDocument, {
-      errorLink: (code: ErrorCode) => errorDocUrl(this.docsUrl, code),
+      errorLink: (code: ErrorCode) => (this.docsUrl === undefined ? `errors#${code}` : errorDocUrl(this.docsUrl, code)),
     });
     return this.reference;
   }

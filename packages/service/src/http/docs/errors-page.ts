@@ -2,9 +2,9 @@ import { ERROR_CATALOGUE, type ErrorCode } from '../../errors/catalogue.js';
 import { ERROR_DESCRIPTIONS } from '../../errors/error-docs.js';
 import { escapeHtml, inlineMarkdown, page } from './html.js';
 
-// The error page every problem body links to (`type` and `doc_url`: `<docs url>/errors#<code>`): one
-// section per code of the catalogue, whose element id is the code, with its status, title, description
-// (from docs/errors.md) and retry advice.
+// The error page: one section per code of the catalogue, whose element id is the code, with its status,
+// title, description (from docs/errors.md) and retry advice. Problem bodies link to it (`<docs url>/errors#<code>`)
+// where the operator published it and set the docs URL.
 
 export function renderErrorsPage(): string {
   const codes = Object.keys(ERROR_CATALOGUE) as ErrorCode[];
@@ -26,7 +26,8 @@ export function renderErrorsPage(): string {
     '<p>Every error the API sends is a problem body (<code>application/problem+json</code>, RFC 9457) with ' +
       '<code>type</code>, <code>title</code>, <code>status</code>, <code>code</code>, <code>request_id</code>, ' +
       '<code>doc_url</code> and, when one header, query parameter or body field is at fault, <code>param</code>. ' +
-      'Branch on <code>code</code>; <code>type</code> and <code>doc_url</code> link to its section below. A code ' +
+      'Branch on <code>code</code>, whose section is below; where the operator published this page, ' +
+      '<code>type</code> and <code>doc_url</code> link to that section, elsewhere they name the code. A code ' +
       'not listed here is handled by its HTTP status. Back to the <a href="./">API reference</a>.</p>',
     `<nav><ul>${index}</ul></nav>`,
     ...sections,

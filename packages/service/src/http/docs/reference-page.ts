@@ -3,7 +3,7 @@ import { escapeHtml, inlineMarkdown, page } from './html.js';
 
 // The API reference page, rendered from the OpenAPI document the service serves (/docs/openapi.json):
 // every endpoint with its parameters, request body and responses, every named schema, and the error codes,
-// each linked where a problem body's `doc_url` points.
+// each linked to its entry on the error page.
 
 /** The parts of JSON Schema and OpenAPI the renderer reads; anything else is ignored. */
 interface Schema {
@@ -223,7 +223,7 @@ function renderOperation(method: string, path: string, op: Operation): string {
 }
 
 export interface ReferenceOptions {
-  /** The link of each error code's entry (what problem bodies carry in `type` and `doc_url`). */
+  /** The link of each error code's entry on the error page. */
   errorLink(code: ErrorCode): string;
 }
 
@@ -264,7 +264,7 @@ export function renderReference(document: OpenApiDocument, options: ReferenceOpt
     .join('');
   const body = [
     `<h1>${escapeHtml(title)} <span class="muted">${escapeHtml(document.info?.version ?? '')}</span></h1>`,
-    `<p>The reference of every endpoint, generated from <a href="openapi.json">openapi.json</a> (OpenAPI 3.1${document['x-release'] ? `, release <code>${escapeHtml(document['x-release'])}</code>` : ''}). Every error answer is a problem body whose <code>type</code> and <code>doc_url</code> link to its code on the <a href="errors">error page</a>.</p>`,
+    `<p>The reference of every endpoint, generated from <a href="openapi.json">openapi.json</a> (OpenAPI 3.1${document['x-release'] ? `, release <code>${escapeHtml(document['x-release'])}</code>` : ''}). Every error answer is a problem body; its <code>code</code> has an entry on the <a href="errors">error page</a>.</p>`,
     servers ? `<p>Server: ${servers}; every path starts with <code>/v1</code>.</p>` : '',
     security ? `<h2 id="authentication">Authentication</h2><ul>${security}</ul>` : '',
     `<nav><h2 id="endpoints">Endpoints</h2><ul>${toc}</ul><h2 id="schemas-list">Schemas</h2><ul>${schemaToc}</ul></nav>`,
