@@ -7,6 +7,7 @@ import type { Store } from '../store/store.js';
 import { drawTokens, runCommand } from '../write/commands.js';
 import { Crm } from '../write/crm.js';
 import type { CrmEvent } from '../write/events.js';
+import { LiveTeamWriteError } from '../write/example-teams-only.js';
 import type { IntegrationState } from '../write/integration-state.js';
 import type { SandboxTeamChange } from '../write/meta-commands.js';
 import {
@@ -184,8 +185,14 @@ export async function removeRecord(
   if (stored.removed !== null) throw new AdminError('invalid_argument', `${record} is already removed`);
   const event = { type, at: iso(clock.now()), [removal.field]: record } as unknown as CrmEvent;
   try {
-    await new Crm(store, clock).apply(event);
+    // A cascade can reach past the team (a lead transferred from a live team): the whole event is refused then.
+    await new Crm(store, clock, { exampleTeamsOnly: true }).apply(event);
   } catch (error) {
+    if (error instanceof LiveTeamWriteError)
+      throw new AdminError(
+        'live_team',
+        `${record} cannot be ${how} by a sandbox switch: ${error.message} (send the CRM's ${type} event through crm-export ingest instead)`,
+      );
     if (error instanceof WriteError) throw new AdminError('invalid_argument', error.message);
     throw error;
   }

@@ -14,12 +14,18 @@ export interface CrmOptions {
    * prepared nor requested): the demo's compaction applied before writing (docs/feed.md, "Demo data").
    */
   dropSupersededOfUnreadTeams: boolean;
+  /**
+   * Every write must belong to an example team, cascades included, or the transaction is refused
+   * (`LiveTeamWriteError`): the sandbox's removals, which never change a live team.
+   */
+  exampleTeamsOnly: boolean;
 }
 
 export const DEFAULT_CRM_OPTIONS: CrmOptions = {
   answeredCallFloorSeconds: 10,
   responseMessageWindow: 10_000,
   dropSupersededOfUnreadTeams: false,
+  exampleTeamsOnly: false,
 };
 
 const LABELS: Partial<Record<EntityKind, string>> = { booking_service: 'bookable service' };

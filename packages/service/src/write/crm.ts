@@ -14,6 +14,7 @@ import {
   updateConversation,
 } from './conversation-operations.js';
 import { type CrmEvent, type EventOf, type EventType, type ParseResult, parseEvent } from './events.js';
+import { ExampleTeamsOnlyTx } from './example-teams-only.js';
 import { merge, submissionDeleted, submissionReceived, transfer } from './lead-family.js';
 import {
   archive,
@@ -125,7 +126,7 @@ export class Crm {
   private async run(parsed: readonly ParseResult[], indexed: boolean): Promise<void> {
     await this.store.write(async (tx) => {
       // Rows are written once per transaction (see CachedTx); `flush` writes them before the commit.
-      const cache = new CachedTx(tx, true);
+      const cache = new CachedTx(this.options.exampleTeamsOnly ? new ExampleTeamsOnlyTx(tx) : tx, true);
       const ctx = new WriteContext(cache, this.clock, this.options);
       // Read ahead what the events name (an event that does not parse is refused below, in its turn).
       await cache.prefetch(batchKeys(parsed.flatMap((p) => (p.ok ? [p.event] : []))));

@@ -34,6 +34,13 @@ export async function transfer(ctx: WriteContext, e: EventOf<'lead.transferred'>
   if (source.organization === null || source.organization !== destination.organization) {
     throw new WriteError(`team ${e.to_team} is not in the organization of team ${from}`);
   }
+  // Every example key reads an example team: live personal data must never reach one, nor example data a live one.
+  if (source.livemode !== destination.livemode) {
+    const mode = (live: boolean) => (live ? 'a live team' : 'an example team');
+    throw new WriteError(
+      `team ${e.to_team} is ${mode(destination.livemode)} and team ${from} ${mode(source.livemode)}: a transfer never links live and example teams`,
+    );
+  }
   const actor = e.actor ?? 'unknown';
   if (e.new_lead !== null) {
     await assertNewLeadId(ctx, e.new_lead);

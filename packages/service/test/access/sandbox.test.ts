@@ -11,6 +11,7 @@ import { markRestore } from '../../src/feed/feed-epoch.js';
 import { feedPage } from '../../src/feed/feed-page.js';
 import type { Store } from '../../src/store/store.js';
 import { sandboxTeamKey } from '../../src/write/meta-state.js';
+import type { LeadState } from '../../src/write/types.js';
 import { expectApiError, type FeedPageJson, feedWorld, SECOND, T0, TEAM } from '../feed/feed-world.js';
 import { describeEachBackend } from '../support/backends.js';
 
@@ -116,6 +117,41 @@ describeEachBackend('sandbox fault switches', (makeStore) => {
       expect(await refusal(removeRecord(w.store, w.clock, TEAM, 'lead_Ex1', 'erased'))).toBe('live_team');
       expect(await refusal(refuseCursors(w.store, 'team_Missing', 'resync_required'))).toBe('not_found');
       expect(await w.store.getMeta(sandboxTeamKey(TEAM))).toBeUndefined();
+    } finally {
+      await store?.close();
+    }
+  });
+
+  it('a sandbox switch never writes to a live team, even through a cascade', async () => {
+    const { w } = await world();
+    try {
+      // A live lead transferred into the example team, as a database written before such transfers were refused
+      // holds it: erasing or deleting the copy would set the live original's transferred_to.lead to null.
+      await w.apply({ type: 'lead.created', at: T0, team: TEAM, lead: 'lead_Live', status: 'new' });
+      await w.store.write(async (tx) => {
+        const live = await tx.getEntity<LeadState>('lead', 'lead_Live');
+        const copy = await tx.getEntity<LeadState>('lead', 'lead_Ex1');
+        if (!live || !copy) throw new Error('fixture leads missing');
+        live.state.transferredTo = { team: EXAMPLE, lead: 'lead_Ex1' };
+        copy.state.transferredFrom = { team: TEAM, lead: 'lead_Live' };
+        await tx.putEntity(live);
+        await tx.putEntity(copy);
+      });
+      const liveFeed = await w.store.readFeed(TEAM, 0, 10_000);
+      const liveVersion = (await w.store.getRecord('lead', 'lead_Live'))?.version;
+      for (const how of ['erased', 'deleted'] as const) {
+        const refused = await removeRecord(w.store, w.clock, EXAMPLE, 'lead_Ex1', how).catch((e: unknown) => e);
+        expect(refused).toBeInstanceOf(AdminError);
+        expect((refused as AdminError).code).toBe('live_team');
+        expect((refused as AdminError).message).toContain(TEAM);
+      }
+      // Nothing changed on either side: the live lead and feed as before, the copy still served.
+      expect((await w.store.getRecord('lead', 'lead_Live'))?.version).toBe(liveVersion);
+      expect(await w.store.readFeed(TEAM, 0, 10_000)).toEqual(liveFeed);
+      expect((await w.store.getRecord('lead', 'lead_Ex1'))?.removed).toBeNull();
+      // A record of the example team that reaches no live team is still removed.
+      await removeRecord(w.store, w.clock, EXAMPLE, 'lead_Ex2', 'erased');
+      expect((await w.store.getRecord('lead', 'lead_Ex2'))?.removed).toBe('erased');
     } finally {
       await store?.close();
     }
