@@ -177,10 +177,7 @@ export async function runPrimary(settings: WorkersSettings): Promise<PrimaryStar
   let opsOrigin: string | undefined;
   if (settings.ops) {
     try {
-      opsOrigin = await startPrimaryOps(settings, settings.ops, store, () => ({
-        listening: slots.filter((slot) => slot.worker !== undefined && slot.listening).length,
-        configured: settings.workers,
-      }));
+      opsOrigin = await startPrimaryOps(settings, settings.ops, store, slots);
     } catch (error) {
       await store.close();
       throw error;
@@ -193,40 +190,41 @@ export async function runPrimary(settings: WorkersSettings): Promise<PrimaryStar
 }
 
 /**
- * The primary's operator listener: /metrics sums every live worker's registry (prom-client's cluster
- * aggregation over the IPC channel), /readyz checks the database with the primary's own store and needs at
- * least one listening worker; Redis is reported as the primary's own client sees it. The API reference is
- * rendered from the OpenAPI document of an app built here without listening (the same route schemas the
- * workers serve).
+ * The primary's operator listener: /metrics sums the registries of the listening workers that answer in time
+ * (worker-metrics.ts), /readyz checks the database with the primary's own store and needs at least one
+ * listening worker; Redis is reported by a write of the primary's own client, within the Redis budget. The API
+ * reference is rendered from the OpenAPI document of an app built here without listening (the same route
+ * schemas the workers serve).
  */
 async function startPrimaryOps(
   settings: WorkersSettings,
   at: OpsAddress,
   store: Store,
-  workers: () => { listening: number; configured: number },
+  slots: readonly Slot[],
 ): Promise<string> {
-  const { AggregatorRegistry } = await import('prom-client');
+  const { scrapeWorkers } = await import('./worker-metrics.js');
   const { checkReadiness, startOpsServer } = await import('../ops-server.js');
   const { openapiDocument } = await import('../http/openapi-document.js');
+  const { redisClientOptions, redisState } = await import('../access/limits/redis-health.js');
   const document = await openapiDocument();
-  const aggregator = new AggregatorRegistry();
   let redis: import('ioredis').Redis | undefined;
   if (settings.redisUrl) {
     const { Redis } = await import('ioredis');
-    const { redisClientOptions } = await import('../access/limits/redis-health.js');
     redis = new Redis(settings.redisUrl, redisClientOptions(settings.limits.redisBudgetMs));
     // Reported on /readyz only; reconnects quietly.
     redis.on('error', () => undefined);
   }
   const server = await startOpsServer({
     ...at,
-    metrics: async () => ({ contentType: aggregator.contentType, text: await aggregator.clusterMetrics() }),
+    metrics: () => scrapeWorkers(slots),
     async readiness() {
-      const readiness = await checkReadiness(
-        store,
-        redis === undefined ? 'off' : redis.status === 'ready' ? 'up' : 'away',
-      );
-      const count = workers();
+      const redisNow =
+        redis === undefined ? 'off' : await redisState(redis, 'crmx:health', settings.limits.redisBudgetMs);
+      const readiness = await checkReadiness(store, redisNow);
+      const count = {
+        listening: slots.filter((slot) => slot.worker !== undefined && slot.listening).length,
+        configured: settings.workers,
+      };
       const ready = readiness.ready && count.listening > 0;
       return { ready, body: { ...readiness.body, status: ready ? 'ready' : 'not_ready', workers: count } };
     },
@@ -236,16 +234,12 @@ async function startPrimaryOps(
 }
 
 /**
- * In a worker of a primary with an operator listener: the registry the primary's aggregation reads, through
- * prom-client's own handler of the primary's IPC requests.
+ * In a worker of a primary with an operator listener: the registry the primary's scrape reads over the IPC
+ * channel (worker-metrics.ts).
  */
 export async function workerMetrics(): Promise<import('../ops/metrics.js').Metrics> {
-  const [{ AggregatorRegistry }, { Metrics }] = await Promise.all([import('prom-client'), import('../ops/metrics.js')]);
-  const metrics = new Metrics();
-  // Constructing one installs prom-client's answer to the primary's requests (prom-client 15).
-  new AggregatorRegistry();
-  AggregatorRegistry.setRegistries([metrics.registry]);
-  return metrics;
+  const { workerRegistry } = await import('./worker-metrics.js');
+  return workerRegistry();
 }
 
 /** Why `host:port` cannot be listened on, naming the port. */

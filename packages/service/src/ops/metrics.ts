@@ -5,7 +5,7 @@ import type { PoolUsage, Store } from '../store/store.js';
 // The request path only increments counters whose labels are bounded: route templates, methods, statuses,
 // error codes and refusal reasons. Everything else (Redis state, page cache, pool, feed lag, process) is
 // read when Prometheus scrapes. Under `serve --workers` each worker keeps its own registry and the
-// primary sums them (src/ops-server.ts); gauges say how they combine.
+// primary sums them (cli/worker-metrics.ts); gauges say how they combine.
 
 /** The limits' backend: Redis shared, Redis away (counting in memory), or memory only (no REDIS_URL). */
 export type RedisState = 'up' | 'away' | 'off';
@@ -45,7 +45,7 @@ export interface MetricSources {
 const PREFIX = 'crm_export_';
 
 /** Longest a scrape waits for the database (the feed lag query). */
-const SCRAPE_QUERY_MS = 2000;
+export const SCRAPE_QUERY_MS = 2000;
 
 /** `promise`'s value, or undefined if it fails or takes longer than `ms`. */
 async function withinMs<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
