@@ -7,6 +7,8 @@ import type { Clock } from '../clock.js';
 // younger than `ttlMs`; lru-cache keeps one until it is older than its whole-millisecond `ttl`, hence
 // `ttlMs - 1`, and a `ttlMs` of 0 or 1 disables caching.
 
+// Its keys are lookup ids (of fixed length, checked first), teams of stored integrations and settings names,
+// and its values stored records: 10,000 entries bound what clients can make it hold.
 const MAX_ENTRIES = 10_000;
 
 /** lru-cache keeps no `undefined` values, and "no such key" is an answer worth caching: box every value. */

@@ -6,6 +6,7 @@ import { AdminError } from '../errors/admin-error.js';
 import { settingOption } from '../settings.js';
 import type { Store } from '../store/store.js';
 import { runCommand } from '../write/commands.js';
+import { jsonText, printable, terminalText } from './terminal-text.js';
 
 // Shared plumbing of the `crm-export admin` commands: `--db` / `--json` / `--actor` on every one, one way
 // to open the store, print a result, report a refusal, record the action in the audit trail and confirm
@@ -93,7 +94,7 @@ export async function run<T>(
         () => false,
       );
     }
-    process.stdout.write(options.json ? `${JSON.stringify(result, null, 2)}\n` : `${human(result)}\n`);
+    process.stdout.write(options.json ? `${jsonText(result, 2)}\n` : `${terminalText(human(result))}\n`);
     if (!recorded) {
       process.stderr.write('crm-export admin: the change was made but could not be recorded in the audit trail\n');
       process.exitCode = 1;
@@ -125,9 +126,8 @@ function record<T>(
 
 /** Reports a refusal: `{ error: { code, message } }` with `--json`, the message on standard error, exit code 1. */
 export function refuse(options: CommonOptions, error: AdminError): void {
-  if (options.json)
-    process.stdout.write(`${JSON.stringify({ error: { code: error.code, message: error.message } })}\n`);
-  process.stderr.write(`crm-export admin: ${error.message}\n`);
+  if (options.json) process.stdout.write(`${jsonText({ error: { code: error.code, message: error.message } })}\n`);
+  process.stderr.write(`crm-export admin: ${printable(error.message)}\n`);
   process.exitCode = 1;
 }
 
@@ -158,7 +158,7 @@ export async function confirmed(
     const prompt = createInterface({ input, output: process.stderr });
     let answer: string;
     try {
-      answer = await prompt.question(`${what}. Type "yes" to continue: `);
+      answer = await prompt.question(`${printable(what)}. Type "yes" to continue: `);
     } finally {
       prompt.close();
     }
@@ -168,10 +168,10 @@ export async function confirmed(
   await action();
 }
 
-/** Rows of text columns under a header row, aligned. */
+/** Rows of text columns under a header row, aligned; a control character in a cell is shown escaped. */
 export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
   if (rows.length === 0) return '(none)';
-  const all = [header, ...rows];
+  const all = [header, ...rows.map((row) => row.map(printable))];
   const widths = header.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length)));
   return all
     .map((r) =>

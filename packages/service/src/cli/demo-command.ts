@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { startOfUtcDay } from '../demo/demo-defaults.js';
 import { settingOption } from '../settings.js';
 import { openDb } from './options.js';
+import { jsonText, terminalText } from './terminal-text.js';
 
 // Heavy modules (faker, the write side) load when the command runs, so other commands start fast.
 const loadDemo = async () => ({
@@ -57,16 +58,18 @@ export function registerDemoCommand(program: Command): void {
         const rate = Math.round(result.leadsPerSecond);
         if (opts.json) {
           const { teams, leads, events, seconds } = result;
-          process.stdout.write(`${JSON.stringify({ seed, teams, leads, events, seconds, leads_per_second: rate })}\n`);
+          process.stdout.write(`${jsonText({ seed, teams, leads, events, seconds, leads_per_second: rate })}\n`);
           return;
         }
         process.stdout.write(
-          [
-            `Generated ${result.leads} leads (${result.events} events) for ${result.teams.length} example teams in ${result.seconds.toFixed(1)} s (${rate} leads/s), seed ${seed}.`,
-            `Teams: ${result.teams.join(', ')}`,
-            `Create a key for them: npx crm-export admin integrations create --teams ${result.teams.join(',')} --name "Demo" --json`,
-            '',
-          ].join('\n'),
+          terminalText(
+            [
+              `Generated ${result.leads} leads (${result.events} events) for ${result.teams.length} example teams in ${result.seconds.toFixed(1)} s (${rate} leads/s), seed ${seed}.`,
+              `Teams: ${result.teams.join(', ')}`,
+              `Create a key for them: npx crm-export admin integrations create --teams ${result.teams.join(',')} --name "Demo" --json`,
+              '',
+            ].join('\n'),
+          ),
         );
       } finally {
         await store.close();

@@ -4,6 +4,7 @@ import type { IngestResult } from '../ingest/ingest-file.js';
 import { settingOption } from '../settings.js';
 import { ingestProgress } from './ingest-progress.js';
 import { openDb } from './options.js';
+import { jsonText, printable } from './terminal-text.js';
 
 export function registerIngestCommand(program: Command): void {
   program
@@ -18,7 +19,7 @@ export function registerIngestCommand(program: Command): void {
       const { ingestFile, ingestStream } = await import('../ingest/ingest-file.js');
       const store = await openDb(opts.db, { create: true });
       const name = file === '-' ? 'stdin' : file;
-      const progress = ingestProgress(process.stderr, name);
+      const progress = ingestProgress(process.stderr, printable(name));
       const started = performance.now();
       try {
         const deps = {
@@ -46,7 +47,7 @@ const EXIT_CODES: Record<IngestResult['outcome'], number> = { applied: 0, invali
 
 /** The `--json` summary: the outcome with its own fields, the input's name and the run's duration. */
 function reportJson(result: IngestResult, name: string, seconds: number): number {
-  process.stdout.write(`${JSON.stringify({ input: name, ...result, seconds })}\n`);
+  process.stdout.write(`${jsonText({ input: name, ...result, seconds })}\n`);
   return EXIT_CODES[result.outcome];
 }
 
@@ -57,35 +58,34 @@ function committed(result: { events: number; batches: number; appliedThroughLine
   return `${result.events} events through line ${result.appliedThroughLine} were applied (${transactions}).`;
 }
 
+/** The text report: each line with its control characters escaped (a message can quote the input). */
 function report(result: IngestResult, name: string): number {
+  const out = (line: string) => process.stdout.write(`${printable(line)}\n`);
+  const err = (line: string) => process.stderr.write(`${printable(line)}\n`);
   switch (result.outcome) {
     case 'applied':
-      process.stdout.write(
-        `Applied ${result.events} events from ${name} in ${result.batches} transaction${result.batches === 1 ? '' : 's'}.\n`,
+      out(
+        `Applied ${result.events} events from ${name} in ${result.batches} transaction${result.batches === 1 ? '' : 's'}.`,
       );
       return 0;
     case 'invalid':
-      for (const error of result.errors) {
-        process.stderr.write(`${name}: line ${error.line}: field ${error.field} ${error.message}\n`);
-      }
-      process.stderr.write(`${name}: rejected; nothing was applied.\n`);
+      for (const error of result.errors) err(`${name}: line ${error.line}: field ${error.field} ${error.message}`);
+      err(`${name}: rejected; nothing was applied.`);
       return 1;
     case 'write_failed': {
       const { firstLine, lastLine } = result.rejected;
       const where = result.line === undefined ? `lines ${firstLine}-${lastLine}` : `line ${result.line}`;
-      process.stderr.write(`${name}: ${where}: ${result.message}\n`);
-      process.stderr.write(
-        `${name}: the batch of lines ${firstLine}-${lastLine} was rolled back; ${committed(result)}\n`,
-      );
+      err(`${name}: ${where}: ${result.message}`);
+      err(`${name}: the batch of lines ${firstLine}-${lastLine} was rolled back; ${committed(result)}`);
       return 1;
     }
     case 'failed': {
       const where = result.line !== undefined ? `line ${result.line}: ` : '';
-      process.stderr.write(`${name}: ${where}failed: ${result.message}\n`);
+      err(`${name}: ${where}failed: ${result.message}`);
       const batch = result.rejected
         ? `the batch of lines ${result.rejected.firstLine}-${result.rejected.lastLine} was not committed; `
         : '';
-      process.stderr.write(`${name}: ${batch}${committed(result)}\n`);
+      err(`${name}: ${batch}${committed(result)}`);
       return 2;
     }
   }

@@ -1,9 +1,10 @@
 import { buildProgram } from './program.js';
+import { terminalText } from './terminal-text.js';
 
 // The `crm-export` command, compiled to dist/cli/main.js, which bin/crm-export.js loads.
 try {
   await buildProgram().parseAsync(process.argv);
 } catch (error) {
-  process.stderr.write(`crm-export: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.stderr.write(`crm-export: ${terminalText(error instanceof Error ? error.message : String(error))}\n`);
   process.exitCode = 1;
 }

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { settingOption } from '../settings.js';
 import { openDb, resolveDbUrl } from './options.js';
+import { jsonText, printable } from './terminal-text.js';
 
 /** `crm-export migrate`: creates the database when missing and applies pending migrations, then exits. */
 export function registerMigrateCommand(program: Command): void {
@@ -16,7 +17,9 @@ export function registerMigrateCommand(program: Command): void {
         const pending = await store.pendingMigrations();
         const result = { database: url.replace(/\/\/[^@/]*@/, '//***@'), backend: store.backend, pending };
         process.stdout.write(
-          opts.json ? `${JSON.stringify(result)}\n` : `database ${result.database} is migrated (${store.backend})\n`,
+          opts.json
+            ? `${jsonText(result)}\n`
+            : `database ${printable(result.database)} is migrated (${store.backend})\n`,
         );
       } finally {
         await store.close();

@@ -10,6 +10,7 @@ import { registerMigrateCommand } from './migrate-command.js';
 import { openDb } from './options.js';
 import { registerServeCommand } from './serve-command.js';
 import { registerStartCommand } from './start-command.js';
+import { terminalText } from './terminal-text.js';
 
 /**
  * The command tree of `crm-export`; every subcommand opens the store through the same `--db` rules. Only
@@ -20,7 +21,9 @@ export function buildProgram(): Command {
   const program = new Command('crm-export')
     .description('read-only CRM export service')
     .version(RELEASE.split('@')[1] ?? RELEASE)
-    .showHelpAfterError();
+    .showHelpAfterError()
+    // An error can quote what was typed (an unknown command): its control characters are shown escaped.
+    .configureOutput({ outputError: (text, write) => write(terminalText(text)) });
   registerStartCommand(program);
   registerServeCommand(program);
   registerDemoCommand(program);

@@ -8,6 +8,7 @@ import type { Store } from '../store/store.js';
 import { runCommand } from '../write/commands.js';
 import { START_META_KEY } from '../write/meta-state.js';
 import { openDb, opsLine, serverSettings } from './options.js';
+import { printable, terminalText } from './terminal-text.js';
 
 /** The first start's demo: fixed, so every fresh clone starts with the same example data. */
 const START_DEMO = { seed: 1, teams: 2 } as const;
@@ -103,7 +104,15 @@ export function registerStartCommand(program: Command): void {
         },
         'started',
       );
-      process.stdout.write(startMessage(`${origin}/v1`, reference, record, first?.key, opts.db));
+      // The record is read back from the database: each value is shown with its control characters escaped.
+      const shown: StartRecord = {
+        teams: record.teams.map(printable),
+        integration: printable(record.integration),
+        last4: printable(record.last4),
+        created_at: printable(record.created_at),
+      };
+      const db = opts.db === undefined ? undefined : printable(opts.db);
+      process.stdout.write(terminalText(startMessage(`${origin}/v1`, reference, shown, first?.key, db)));
     },
   );
 }

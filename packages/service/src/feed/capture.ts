@@ -6,7 +6,7 @@ import type { TeamState } from '../write/types.js';
 // key (the preparing job is write/capture.ts). Until then its team endpoints answer 409
 // capture_not_ready and its single records 404 resource_missing.
 
-/** Teams this process has seen prepared: capture is once per team, so the answer never changes. */
+/** Teams this process has seen prepared (stored teams only): capture is once per team, so the answer never changes. */
 const prepared = new WeakMap<object, Set<string>>();
 
 function preparedOf(store: object): Set<string> {

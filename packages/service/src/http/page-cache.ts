@@ -80,11 +80,6 @@ export class PageCache {
   get size(): number {
     return this.bytes;
   }
-
-  /** Pages held. */
-  get count(): number {
-    return this.entries.size;
-  }
 }
 
 /**
