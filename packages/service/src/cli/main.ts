@@ -1,9 +1,9 @@
-import { buildProgram } from './program.js';
+import { buildProgram, parseCommandLine } from './program.js';
 import { terminalText } from './terminal-text.js';
 
 // The `crm-export` command, compiled to dist/cli/main.js, which bin/crm-export.js loads.
 try {
-  await buildProgram().parseAsync(process.argv);
+  await parseCommandLine(buildProgram(), process.argv.slice(2));
 } catch (error) {
   process.stderr.write(`crm-export: ${terminalText(error instanceof Error ? error.message : String(error))}\n`);
   process.exitCode = 1;

@@ -10,6 +10,7 @@ import { registerMigrateCommand } from './migrate-command.js';
 import { openDb } from './options.js';
 import { registerServeCommand } from './serve-command.js';
 import { registerStartCommand } from './start-command.js';
+import { strictArgs } from './strict-args.js';
 import { terminalText } from './terminal-text.js';
 
 /**
@@ -22,6 +23,7 @@ export function buildProgram(): Command {
     .description('read-only CRM export service')
     .version(RELEASE.split('@')[1] ?? RELEASE)
     .showHelpAfterError()
+    .showSuggestionAfterError()
     // An error can quote what was typed (an unknown command): its control characters are shown escaped.
     .configureOutput({ outputError: (text, write) => write(terminalText(text)) });
   registerStartCommand(program);
@@ -35,4 +37,12 @@ export function buildProgram(): Command {
   // The reference consumer (packages/client): `sync`, `mirror status` and `mirror export`.
   registerSyncCommands(program);
   return program;
+}
+
+/**
+ * Runs the command line `args` (the words after `crm-export`). A command or option this version lacks is
+ * an error (exit code 1, with a suggestion) even when help or the version is asked for too.
+ */
+export function parseCommandLine(program: Command, args: readonly string[]): Promise<Command> {
+  return program.parseAsync(strictArgs(program, args), { from: 'user' });
 }
