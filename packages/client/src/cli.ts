@@ -6,6 +6,8 @@ import pino from 'pino';
 import { CrmExportClient } from './client/crm-export-client.js';
 import { FAULT_KINDS, type FaultKind, randomPlan } from './fault-proxy/fault-plan.js';
 import { startFaultProxy } from './fault-proxy/fault-proxy.js';
+import { printable } from './printable.js';
+import { isMirrorFile } from './sync/mirror-files.js';
 import { mirrorStatus } from './sync/mirror-status.js';
 import { MirrorStore } from './sync/mirror-store.js';
 import { openMirror } from './sync/open-mirror.js';
@@ -70,11 +72,11 @@ export function registerSyncCommands(program: Command): void {
         if (status.teams.length === 0) process.stdout.write('no team synced yet\n');
         for (const t of status.teams) {
           const counts = Object.entries(t.counts)
-            .map(([k, n]) => `${k}=${n}`)
+            .map(([k, n]) => `${printable(k)}=${n}`)
             .join(' ');
           const age = t.cursor_age_seconds === null ? 'no cursor yet' : `cursor ${t.cursor_age_seconds}s old`;
-          process.stdout.write(`${t.team}: ${age}; ${counts || 'no records'}; tombstones=${t.tombstones}`);
-          process.stdout.write(`; last error: ${t.last_error ?? 'none'}\n`);
+          process.stdout.write(`${printable(t.team)}: ${age}; ${counts || 'no records'}; tombstones=${t.tombstones}`);
+          process.stdout.write(`; last error: ${t.last_error === null ? 'none' : printable(t.last_error)}\n`);
         }
       } finally {
         await m.close();
@@ -86,8 +88,15 @@ export function registerSyncCommands(program: Command): void {
       'Write every record of the mirror as NDJSON lines {team, kind, id, version, record} (the torture kit’s copy format)',
     )
     .requiredOption('--into <target>', 'sqlite:PATH or postgres://...')
-    .option('--out <path>', 'file to write (default: standard output)')
+    .option('--out <path>', 'file to write (default: standard output); never the mirror itself')
     .action(async (flags: { into: string; out?: string }) => {
+      if (flags.out !== undefined && isMirrorFile(flags.into, flags.out)) {
+        process.stderr.write(
+          `crm-export mirror export: --out ${printable(flags.out)} is the mirror ${printable(flags.into)} or a file SQLite keeps beside it: write it elsewhere\n`,
+        );
+        process.exitCode = 2;
+        return;
+      }
       const m = await openMirror(flags.into);
       try {
         await exportMirror(m.db, flags.out);
