@@ -170,7 +170,8 @@ export async function removeRecord(
 ): Promise<{ team: string; record: string; removed: RemovalReason }> {
   await exampleTeam(store, team);
   const kind = record.slice(0, record.indexOf('_')) as RecordKind;
-  const removal = REMOVALS[kind];
+  // An own entry only: `--record constructor_x` must not find the prototype's member.
+  const removal = Object.hasOwn(REMOVALS, kind) ? REMOVALS[kind] : undefined;
   const type = removal?.[how];
   if (!removal || !type)
     throw new AdminError(
