@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { systemClock } from '../clock.js';
 import { AdminError } from '../errors/admin-error.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
-import { erasureLine, parseErasures, replayErasures } from '../write/erasure-replay.js';
+import { erasureLine, listErasures, parseErasures, replayErasures } from '../write/erasure-replay.js';
 import { type CommonOptions, common, confirmed, type OpenStore, refuse, run, yesOption } from './admin-run.js';
 import { resolveDbUrl, startDir } from './options.js';
 import { checkOutputFiles } from './output-files.js';
@@ -62,15 +62,17 @@ export function registerBackupCommands(program: Command, open: OpenStore): void 
   const erasures = admin
     .command('erasures')
     .description('erased records (ids only): export before a restore, replay after it');
-  common(erasures.command('export').description('write every erased record of this database as NDJSON to FILE'))
+  common(
+    erasures.command('export').description('write every erased record and message of this database as NDJSON to FILE'),
+  )
     .requiredOption('--to <file>', 'NDJSON file to write (replaced)')
     .action((o: CommonOptions & { to: string }) =>
       run(
         open,
         o,
         async (store) => {
+          const list = await listErasures(store);
           checkOutputFiles(resolveDbUrl(o.db), `--to ${o.to}`, [fromCwd(o.to)]);
-          const list = await store.erasedRecords();
           writeFileSync(fromCwd(o.to), list.map(erasureLine).join(''));
           return { exported: list.length, to: fromCwd(o.to) };
         },

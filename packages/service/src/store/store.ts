@@ -17,6 +17,8 @@ export const ENTITY_KINDS = [
   'call',
   'conversation',
   'message',
+  /** A message erased by `message.erased`: its ids and time only, so a restore can erase it again. */
+  'erased_message',
   'booking',
   'integration',
   'api_key',

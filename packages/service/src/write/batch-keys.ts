@@ -49,6 +49,8 @@ export function batchKeys(events: readonly CrmEvent[]): BatchKeys {
       const kind = FIELDS[field];
       if (kind === undefined || typeof value !== 'string') continue;
       keys.entities.push({ kind, id: value });
+      // A recorded message's id must not be an erased one's.
+      if (kind === 'message') keys.entities.push({ kind: 'erased_message', id: value });
       for (const record of RECORDS[kind] ?? []) keys.records.push({ kind: record, id: value });
     }
     for (const member of 'assignees' in event ? (event.assignees ?? []) : []) {

@@ -1,10 +1,11 @@
+import { iso } from '../clock.js';
 import type { Entity } from '../store/store.js';
 import type { WriteContext } from './context.js';
 import type { EventOf } from './events.js';
 import { refreshResponse } from './facets.js';
 import { removeConversation } from './lead-removal.js';
 import { publishConversation } from './publishers.js';
-import type { ConversationState, MessageState } from './types.js';
+import type { ConversationState, ErasedMessageState, MessageState } from './types.js';
 import { WriteError } from './write-error.js';
 
 // Conversations and their messages. A message is metadata only (its text is dropped): it changes its
@@ -91,6 +92,9 @@ async function afterMessage(ctx: WriteContext, conversationId: string): Promise<
 export async function recordMessage(ctx: WriteContext, e: EventOf<'message.recorded'>, at: string): Promise<void> {
   const conv = await ctx.need<ConversationState>('conversation', e.conversation);
   if (await ctx.tx.getEntity('message', e.message)) throw new WriteError(`message ${e.message} exists`);
+  // A restore's replay erases the id again (write/erasure-replay.ts): a message that comes back needs a new one.
+  if (await ctx.tx.getEntity('erased_message', e.message))
+    throw new WriteError(`message ${e.message} was erased; use a new id`);
   conv.state.messageSeq += 1;
   const state: MessageState = {
     direction: e.direction,
@@ -122,5 +126,13 @@ export async function messageReceipt(ctx: WriteContext, e: EventOf<'message.rece
 export async function eraseMessage(ctx: WriteContext, e: EventOf<'message.erased'>): Promise<void> {
   const message = await ctx.need<MessageState>('message', e.message);
   await ctx.tx.deleteEntity('message', message.id);
+  // Ids and time only, kept like a record's tombstone: `admin erasures export` lists it for a restore.
+  await ctx.tx.putEntity<ErasedMessageState>({
+    kind: 'erased_message',
+    id: message.id,
+    team: message.team,
+    parent: message.parent,
+    state: { erasedAt: iso(ctx.clock.now()) },
+  });
   await afterMessage(ctx, message.parent as string);
 }

@@ -166,6 +166,12 @@ export interface MessageState {
   receipt: WhatsappDeliveryStatus | null;
 }
 
+/** What stays of a message `message.erased` removed (ids only): `admin erasures export` lists it. */
+export interface ErasedMessageState {
+  /** When the service recorded the erasure (ISO 8601). */
+  erasedAt: string;
+}
+
 export interface BookingState {
   lead: string | null;
   service: string;
