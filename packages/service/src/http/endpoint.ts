@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Static, TSchema } from 'typebox';
 import type { Principal } from '../access/access-control.js';
 import type { EndpointName } from '../access/endpoints.js';
+import type { ErrorCode } from '../errors/catalogue.js';
 import type { WhileUncaptured } from '../feed/capture-gate.js';
 import type { Scope } from '../schemas/enums.js';
 import type { Charge } from './charge.js';
@@ -67,6 +68,11 @@ export interface EndpointSpec<Q extends TSchema, P extends TSchema, B extends TS
   body?: B;
   /** The 200 body. */
   response: TSchema;
+  /**
+   * Error codes of this endpoint alone, beyond those its caller, team binding and charge imply
+   * (endpoint-errors.ts derives the rest): the feed's cursor refusals.
+   */
+  errors?: readonly ErrorCode[];
   /** Checks of the parameters beyond the schema (no store access): they answer 400 before the charge. */
   checkParams?(input: { query: Static<Q>; body: Static<B> }): void;
   handle(call: EndpointCall<Static<Q>, Static<P>, Static<B>, NoInfer<R>>): Promise<Answer>;

@@ -16,14 +16,14 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** The Fastify route schema of a declaration: what validation and OpenAPI read. */
 function routeSchema(endpoint: Endpoint) {
-  const { summary, params, querystring, body, response, caller, charge, team } = endpoint;
+  const { name, summary, params, querystring, body, caller, team } = endpoint;
   return {
+    operationId: name,
     summary,
     ...(params ? { params } : {}),
     querystring,
     ...(body ? { body } : {}),
-    // A sync-class answer carries the item budget headers.
-    response: responses(response, charge?.rateClass === 'sync'),
+    response: responses(endpoint),
     ...(caller === 'no_key' ? { security: [] } : secured(team.from === 'header')),
   };
 }

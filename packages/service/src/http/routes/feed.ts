@@ -19,6 +19,8 @@ export const FEED_ENDPOINTS: readonly Endpoint[] = [
     team: { from: 'header', whileUncaptured: 'capture_not_ready' },
     querystring: FeedQuery,
     response: FeedPage,
+    // openFeed refuses a cursor that cannot go on (docs/feed.md).
+    errors: ['resync_required', 'sync_cursor_expired'],
     handle: async ({ deps, principal, team, query }) => {
       const { store, clock, limits, cursors, feedReadAhead } = deps;
       const feed = await openFeed(
