@@ -121,7 +121,7 @@ export const SETTINGS = {
     env: 'CRM_EXPORT_DOCS_URL',
     schema: Type.String({ format: 'crm-docs-url' }),
     allowed: 'an http:// or https:// URL without query or fragment',
-    help: 'where clients read the published error page: problem bodies\' `type` and `doc_url` are `<url>/errors#<code>`; unset, `tag:crm-export,2026:errors#<code>`, a name and not a link (never the operator listener\'s address)',
+    help: "where clients read the published error page: problem bodies' `type` and `doc_url` are `<url>/errors#<code>`; unset, `tag:crm-export,2026:errors#<code>`, a name and not a link (never the operator listener's address)",
     usedBy: '`serve`, `start`',
   },
   workers: {
