@@ -1,15 +1,19 @@
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CODES, type ErrorCode } from '../../src/errors/catalogue.js';
+import { endpointErrors } from '../../src/http/endpoint-errors.js';
+import { ENDPOINTS } from '../../src/http/endpoints.js';
 import { errorDocUrl } from '../../src/http/problem.js';
+import { EXAMPLE_ANSWERS } from '../../src/schemas/generated/examples.js';
 import { CHROMIUM, chromiumAvailable, HeadlessChromium, type Tab } from '../support/headless-chromium.js';
 import { REPO_ROOT, type RunningCli, startCli, tempDir } from './cli.js';
 
 // The served reference in a real browser: a `start --port 0` (its operator listener on any free port too),
-// problem bodies of every code the test can cause over HTTP, the reference page on the operator listener and
-// its link of every code followed to its anchor on the error page.
+// problem bodies of every code the test can cause over HTTP, the reference Redoc renders on the operator
+// listener (an endpoint's parameters, error codes and example answer; nothing fetched from elsewhere) and
+// its link of every code followed to its anchor on the error page. The screenshots stay in
+// packages/service/test-output/ (not committed) for a person to look at.
 // Needs Debian's chromium (.ci/run installs it); without it the test is skipped and says so.
 
 const available = chromiumAvailable();
@@ -18,10 +22,12 @@ if (!available) {
 }
 
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+const SHOTS = join(REPO_ROOT, 'packages/service/test-output/docs-browser');
+/** Redoc's link to its maker shows their logo from their site: the page's policy refuses it, so it is never sent. */
+const REDOC_LOGO = 'https://cdn.redoc.ly/redoc/logo-mini.svg';
 
 describe.skipIf(!available)('the served API reference in headless Chromium', { timeout: 60_000 }, () => {
   const tmp = tempDir();
-  const shots = mkdtempSync(join(tmpdir(), 'crm-export-shots-'));
   let server: RunningCli;
   let ops: string;
   let key: string;
@@ -35,14 +41,13 @@ describe.skipIf(!available)('the served API reference in headless Chromium', { t
     ops = /^operator listener: (http:\/\/\S+) /m.exec(server.stdout())?.[1] ?? '';
     key = /^ {2}(crmx_live_[0-9A-Za-z]+)$/m.exec(server.stdout())?.[1] ?? '';
     team = /Example teams: (team_[0-9A-Za-z]+)/.exec(server.stdout())?.[1] ?? '';
-    tab = await browser.newTab();
+    tab = await browser.newTab(1400, 900);
   });
 
   afterAll(async () => {
     await browser?.close();
     if (server) expect(await server.stop()).toBe(0);
     tmp.remove();
-    rmSync(shots, { recursive: true, force: true });
   });
 
   /** The problem body `init` gets from the running server, checked to be of `code`. */
@@ -54,7 +59,7 @@ describe.skipIf(!available)('the served API reference in headless Chromium', { t
     return body;
   }
 
-  it('every code links to its anchor on the served error page, reached from the reference page', async () => {
+  it("the reference shows an endpoint's parameters, error codes and example, loads nothing from elsewhere, and links each code to its entry", async () => {
     expect(key).not.toBe('');
     const auth = { authorization: `Bearer ${key}` };
     // The codes a running server answers without operator action: their links as the server builds them.
@@ -82,19 +87,50 @@ describe.skipIf(!available)('the served API reference in headless Chromium', { t
     expect([hidden.status, await hidden.text(), hidden.headers.get('service-request-id')]).toEqual([404, '', null]);
     await tab.goto(`${docsUrl}/`);
     expect(await tab.evaluate<string>('document.title')).toContain('reference');
-    const links = await tab.evaluate<Record<string, string>>(
-      `Object.fromEntries([...document.querySelectorAll('a.error-link')].map((a) => [a.dataset.code, a.href]))`,
+    // Redoc renders once its bundle has read the document the page holds.
+    await waitFor(tab, `document.querySelectorAll('[id^="operation/"]').length > 0`);
+    // Every endpoint of the committed OpenAPI document has its section.
+    const document = JSON.parse(readFileSync(join(REPO_ROOT, 'openapi.json'), 'utf8')) as {
+      paths: Record<string, Record<string, { operationId: string }>>;
+    };
+    const sections = await tab.evaluate<string[]>(
+      `[...document.querySelectorAll('[id^="operation/"]')].map((e) => e.id)`,
     );
-    // One link per code of the catalogue, each to its section of the error page beside the reference.
+    for (const item of Object.values(document.paths)) {
+      for (const operation of Object.values(item)) expect(sections).toContain(`operation/${operation.operationId}`);
+    }
+    // GET /v1/leads: its parameters, the codes it can answer (each linked to its entry), its example answer.
+    const leads = ENDPOINTS.find((e) => e.name === 'leads.list')!;
+    const shown = await tab.evaluate<{ text: string; links: Record<string, string> }>(`(() => {
+      const section = document.getElementById('operation/leads.list');
+      const links = [...section.querySelectorAll('a[href*="errors#"]')].map((a) => [a.hash.slice(1), a.href]);
+      return { text: section.innerText, links: Object.fromEntries(links) };
+    })()`);
+    for (const name of ['limit', 'cursor', 'board', 'stage', 'status', 'service-team']) {
+      expect(shown.text).toContain(name);
+    }
+    expect(Object.keys(shown.links).sort()).toEqual(endpointErrors(leads).sort());
+    for (const code of endpointErrors(leads)) expect(shown.links[code], code).toBe(errorDocUrl(docsUrl, code));
+    const example = EXAMPLE_ANSWERS['leads.list'] as { data: { id: string; surname: string }[] };
+    // The 200's example is the sample shown first, in the panel beside the endpoint.
+    expect(shown.text).toContain(`"id": "${example.data[0]?.id}"`);
+    expect(shown.text).toContain(`"surname": "${example.data[0]?.surname}"`);
+    // Over the whole page: a link for every code of the catalogue, each to its entry on the error page.
+    const links = await tab.evaluate<Record<string, string>>(
+      `Object.fromEntries([...document.querySelectorAll('a[href*="errors#"]')].map((a) => [a.hash.slice(1), a.href]))`,
+    );
     expect(Object.keys(links).sort()).toEqual([...ERROR_CODES].sort());
     for (const code of ERROR_CODES) expect(links[code], code).toBe(errorDocUrl(docsUrl, code));
-    // The reference lists every endpoint of the committed OpenAPI document.
-    const document = JSON.parse(readFileSync(join(REPO_ROOT, 'openapi.json'), 'utf8')) as { paths: object };
-    const shown = await tab.evaluate<string[]>(
-      `[...document.querySelectorAll('section h3 code')].map((c) => c.textContent)`,
-    );
-    for (const path of Object.keys(document.paths)) expect(shown, path).toContain(path);
+    await tab.evaluate(`document.getElementById('operation/leads.list').scrollIntoView()`);
     const reference = await tab.screenshot();
+
+    // Nothing was sent anywhere but this operator listener, and nothing failed on the page.
+    const requests = tab.requests();
+    expect(requests.filter((r) => !r.blockedReason && !r.url.startsWith(`${ops}/`))).toEqual([]);
+    expect(requests.filter((r) => r.blockedReason).map((r) => `${r.blockedReason} ${r.url}`)).toEqual(
+      requests.filter((r) => r.url === REDOC_LOGO).map(() => `csp ${REDOC_LOGO}`),
+    );
+    expect(tab.console().filter((line) => !line.includes(REDOC_LOGO))).toEqual([]);
 
     const anchorState = (code: string) =>
       tab.evaluate<{ exists: boolean; visible: boolean; inView: boolean; target: boolean }>(`(() => {
@@ -110,7 +146,7 @@ describe.skipIf(!available)('the served API reference in headless Chromium', { t
       })()`);
 
     // Follow the reference page's own link (a click), then every code's link in turn.
-    await tab.click('a.error-link[data-code="service_unavailable"]', links.service_unavailable as string);
+    await tab.click('a[href$="errors#service_unavailable"]', links.service_unavailable as string);
     expect(await anchorState('service_unavailable')).toEqual({
       exists: true,
       visible: true,
@@ -123,14 +159,24 @@ describe.skipIf(!available)('the served API reference in headless Chromium', { t
     }
     const errors = await tab.screenshot();
 
+    mkdirSync(SHOTS, { recursive: true });
     for (const [name, png] of [
       ['reference.png', reference],
       ['errors.png', errors],
     ] as const) {
-      const file = join(shots, name);
+      const file = join(SHOTS, name);
       writeFileSync(file, png);
       expect(statSync(file).size).toBeGreaterThan(1000);
       expect(png.subarray(0, 8).equals(PNG_SIGNATURE)).toBe(true);
     }
   });
 });
+
+/** Waits until `expression` is true in the page (Redoc renders after the page has loaded). */
+async function waitFor(tab: Tab, expression: string): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!(await tab.evaluate<boolean>(expression))) {
+    if (Date.now() > deadline) throw new Error(`the page never showed ${expression}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

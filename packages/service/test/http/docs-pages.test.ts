@@ -12,7 +12,7 @@ import { parseErrorDocs } from '../../src/errors/parse-error-docs.js';
 import { buildApp } from '../../src/http/app.js';
 import { DocsPages } from '../../src/http/docs/docs-pages.js';
 import { inlineMarkdown } from '../../src/http/docs/html.js';
-import { operationId, schemaAnchor } from '../../src/http/docs/reference-page.js';
+import { REDOC_BUNDLE_FILE, START_SCRIPT } from '../../src/http/docs/redoc-page.js';
 import { errorDocUrl, ProblemBodies } from '../../src/http/problem.js';
 import { startOpsServer } from '../../src/ops-server.js';
 import { type RunningServer, type ServerOptions, startServer } from '../../src/server.js';
@@ -32,6 +32,17 @@ const OPENAPI = JSON.parse(OPENAPI_TEXT) as {
   components: { schemas: Record<string, unknown> };
 };
 const silent = pino({ level: 'silent' });
+
+type Operations = Record<
+  string,
+  Record<string, { operationId: string; responses: Record<string, { description: string }> }>
+>;
+
+/** The OpenAPI document the reference page holds as data for Redoc. */
+function pageDocument(html: string): { info: { description: string }; paths: Operations } {
+  const data = /<script type="application\/json" id="reference-document">([^<]*)<\/script>/.exec(html)?.[1];
+  return JSON.parse(data ?? 'null');
+}
 
 async function listening(options: Partial<ServerOptions>): Promise<RunningServer> {
   const store = new SqliteStore({ path: ':memory:' });
@@ -65,25 +76,45 @@ describe('the API reference the operator listener serves under /docs', () => {
     expect(await res.text()).toBe(OPENAPI_TEXT);
   });
 
-  it('/docs redirects to /docs/, whose page shows every endpoint and schema of the document, without script', async () => {
+  it('/docs redirects to /docs/, whose page holds the document for Redoc and only scripts of this listener', async () => {
     const redirect = await get('/docs');
     expect(redirect.status).toBe(301);
     expect(redirect.headers.get('location')).toBe('/docs/');
     const res = await get('/docs/');
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
-    expect(res.headers.get('content-security-policy')).toContain("default-src 'none'");
+    const policy = res.headers.get('content-security-policy') ?? '';
+    expect(policy).toContain("default-src 'none'");
+    expect(policy).toContain("script-src 'self';");
     const body = await res.text();
-    expect(body).not.toContain('<script');
+    // Scripts by address (this listener's), and the document as data: nothing inline runs.
+    const scripts = body.match(/<script[^>]*>/g) ?? [];
+    expect(scripts).toEqual([
+      '<script type="application/json" id="reference-document">',
+      '<script src="redoc.standalone.js">',
+      '<script src="reference.js">',
+    ]);
+    const document = pageDocument(body);
     for (const [path, item] of Object.entries(OPENAPI.paths)) {
-      for (const method of Object.keys(item)) expect(body).toContain(`id="${operationId(method, path)}"`);
+      for (const method of Object.keys(item)) expect(document.paths[path]?.[method]?.operationId).toBeDefined();
     }
-    for (const name of Object.keys(OPENAPI.components.schemas)) expect(body).toContain(`id="${schemaAnchor(name)}"`);
-    // Query parameters and their constraints, and error links to the error page beside it (relative to
-    // /docs/, so they resolve on whatever address the reader used).
-    expect(body).toContain('<code>limit</code>');
-    expect(body).toContain('href="errors#invalid_request"');
+    // Each error code linked to the error page beside it (relative to /docs/, so they resolve on whatever
+    // address the reader used), and the introduction names the document and that page.
+    expect(document.paths['/v1/leads']?.get?.responses['400']?.description).toContain(
+      '[`team_required`](errors#team_required)',
+    );
+    expect(document.info.description).toContain('[openapi.json](openapi.json)');
     expect(body).not.toContain(ops);
+  });
+
+  it("/docs/redoc.standalone.js is Redoc's bundle as its package ships it, /docs/reference.js the start script", async () => {
+    const bundle = await get('/docs/redoc.standalone.js');
+    expect(bundle.status).toBe(200);
+    expect(bundle.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect(Buffer.from(await bundle.arrayBuffer()).equals(readFileSync(REDOC_BUNDLE_FILE))).toBe(true);
+    const start = await get('/docs/reference.js');
+    expect(start.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect(await start.text()).toBe(START_SCRIPT);
   });
 
   it('/docs/errors has a section whose id is each code, with status, title, description and retry advice', async () => {
@@ -100,8 +131,8 @@ describe('the API reference the operator listener serves under /docs', () => {
     }
   });
 
-  it('answers only GET and HEAD of the four paths; other paths 404 and other methods 405, like its probes', async () => {
-    for (const url of ['/docs/nothing', '/docs/errors/', '/docs/openapi.yaml', '/doc']) {
+  it('answers only GET and HEAD of its paths; other paths 404 and other methods 405, like its probes', async () => {
+    for (const url of ['/docs/nothing', '/docs/errors/', '/docs/openapi.yaml', '/doc', '/docs/redoc.js']) {
       expect((await get(url)).status, url).toBe(404);
     }
     const head = await get('/docs/errors', { method: 'HEAD' });
@@ -111,7 +142,7 @@ describe('the API reference the operator listener serves under /docs', () => {
   });
 
   it('the public listener answers GET /docs/ with a bare 404: no body, no content type, no Service-Request-Id', async () => {
-    for (const url of ['/docs/', '/docs', '/docs/errors', '/docs/openapi.json']) {
+    for (const url of ['/docs/', '/docs', '/docs/errors', '/docs/openapi.json', '/docs/redoc.standalone.js']) {
       const res = await fetch(`${server.origin}${url}`, { redirect: 'manual' });
       expect(res.status, url).toBe(404);
       expect(await res.text()).toBe('');
@@ -140,7 +171,9 @@ describe('the docs URL of problem bodies and of the reference', () => {
       ops: { host: '127.0.0.1', port: 0 },
     });
     expect(body.doc_url).toBe('https://docs.example.test/errors#invalid_credentials');
-    expect(page).toContain('href="https://docs.example.test/errors#rate_limited"');
+    expect(pageDocument(page ?? '').paths['/v1/leads']?.get?.responses['429']?.description).toContain(
+      '(https://docs.example.test/errors#rate_limited)',
+    );
     expect(resolveDocsUrl('https://docs.example.test/api/', {})).toBe('https://docs.example.test/api');
     expect(serverSettings({}, { CRM_EXPORT_DOCS_URL: 'http://10.0.0.5:8080/docs' })).toMatchObject({
       docsUrl: 'http://10.0.0.5:8080/docs',
@@ -212,7 +245,8 @@ describe('the docs URL of problem bodies and of the reference', () => {
         doc_url: `${docsUrl}/errors#invalid_credentials`,
       });
       const pages = new DocsPages(() => JSON.parse(OPENAPI_TEXT) as Record<string, unknown>, docsUrl);
-      expect(pages.referenceHtml()).toContain(`href="${docsUrl}/errors#rate_limited"`);
+      const linked = pageDocument(pages.referenceHtml()).paths['/v1/me']?.get?.responses['429']?.description;
+      expect(linked).toContain(`(${docsUrl}/errors#rate_limited)`);
       expect(pages.openapiText()).toBe(OPENAPI_TEXT);
     } finally {
       await app.close();

@@ -27,8 +27,16 @@ interface Message {
   id?: number;
   method?: string;
   sessionId?: string;
+  params?: Record<string, unknown>;
   result?: Record<string, unknown>;
   error?: { message: string };
+}
+
+/** A request the page made, as the browser's network log saw it. */
+export interface PageRequest {
+  url: string;
+  /** Set when the browser did not send it: `csp` for one the page's policy refused. */
+  blockedReason?: string;
 }
 
 export interface Tab {
@@ -40,6 +48,10 @@ export interface Tab {
   click(selector: string, expectedUrl: string): Promise<void>;
   /** A PNG of the viewport. */
   screenshot(): Promise<Buffer>;
+  /** Every request the tab made since it opened, in order (data: URLs left out). */
+  requests(): PageRequest[];
+  /** What the page wrote to its console and what it threw, since the tab opened. */
+  console(): string[];
 }
 
 export class HeadlessChromium {
@@ -47,6 +59,7 @@ export class HeadlessChromium {
   private readonly pending = new Map<number, { resolve(m: Message): void; reject(e: Error): void }>();
   private buffer = '';
   private exited = false;
+  private readonly listeners = new Map<string, (message: Message) => void>();
 
   private constructor(
     private readonly child: ChildProcess,
@@ -65,7 +78,7 @@ export class HeadlessChromium {
           this.pending.delete(message.id);
           if (message.error) waiter?.reject(new Error(`chromium: ${message.error.message}`));
           else waiter?.resolve(message);
-        }
+        } else if (message.sessionId) this.listeners.get(message.sessionId)?.(message);
         end = this.buffer.indexOf('\0');
       }
     });
@@ -101,7 +114,34 @@ export class HeadlessChromium {
       sessionId: string;
     };
     const call = (method: string, params: Record<string, unknown> = {}) => this.send(method, params, sessionId);
+    const requests = new Map<string, PageRequest>();
+    const logged: string[] = [];
+    this.listeners.set(sessionId, ({ method, params = {} }) => {
+      if (method === 'Network.requestWillBeSent') {
+        const { requestId, request } = params as { requestId: string; request: { url: string } };
+        if (!request.url.startsWith('data:')) requests.set(`${requestId} ${request.url}`, { url: request.url });
+      } else if (method === 'Network.loadingFailed') {
+        const { requestId, blockedReason } = params as { requestId: string; blockedReason?: string };
+        for (const [key, request] of requests) {
+          if (blockedReason && key.startsWith(`${requestId} `)) request.blockedReason = blockedReason;
+        }
+      } else if (method === 'Runtime.consoleAPICalled') {
+        const { type, args } = params as { type: string; args: { value?: unknown; description?: string }[] };
+        logged.push(`${type}: ${args.map((a) => String(a.value ?? a.description ?? '')).join(' ')}`);
+      } else if (method === 'Log.entryAdded') {
+        const { entry } = params as { entry: { source: string; level: string; text: string } };
+        logged.push(`${entry.source} ${entry.level}: ${entry.text}`);
+      } else if (method === 'Runtime.exceptionThrown') {
+        const { exceptionDetails } = params as {
+          exceptionDetails: { text: string; exception?: { description?: string } };
+        };
+        logged.push(`exception: ${exceptionDetails.exception?.description ?? exceptionDetails.text}`);
+      }
+    });
     await call('Page.enable');
+    await call('Network.enable');
+    await call('Runtime.enable');
+    await call('Log.enable');
     await call('Emulation.setDeviceMetricsOverride', { width, height, deviceScaleFactor: 1, mobile: false });
     const evaluate = async <T>(expression: string): Promise<T> => {
       const { result, exceptionDetails } = (await call('Runtime.evaluate', { expression, returnByValue: true })) as {
@@ -139,6 +179,8 @@ export class HeadlessChromium {
         const { data } = (await call('Page.captureScreenshot', { format: 'png' })) as { data: string };
         return Buffer.from(data, 'base64');
       },
+      requests: () => [...requests.values()],
+      console: () => [...logged],
     };
   }
 

@@ -1,5 +1,5 @@
-// Small HTML helpers for the documentation pages: escaping, the inline Markdown the project's docs use, and
-// the page frame. The pages are self-contained: no script, no font, nothing fetched from elsewhere.
+// Small HTML helpers for the error page: escaping, the inline Markdown the project's docs use, and the page
+// frame. The page is self-contained: no script, no font, nothing fetched from elsewhere.
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
@@ -30,15 +30,9 @@ const STYLE = `
 body{font:15px/1.5 system-ui,sans-serif;margin:0;color:#1d232b;background:#fff}
 main{max-width:1100px;margin:0 auto;padding:1rem 1.5rem 4rem}
 h1{font-size:1.8rem}h2{margin-top:2.5rem;border-bottom:1px solid #d5dbe3;padding-bottom:.2rem}
-h3{margin-top:2rem}section{scroll-margin-top:1rem}
+section{scroll-margin-top:1rem}
 code{font:13px/1.4 ui-monospace,monospace;background:#f1f4f8;padding:0 .25em;border-radius:3px}
-table{border-collapse:collapse;margin:.5rem 0;width:100%}
-th,td{border:1px solid #d5dbe3;padding:.3rem .5rem;text-align:left;vertical-align:top}
-td code{overflow-wrap:anywhere}td:first-child code{overflow-wrap:normal;white-space:nowrap}
-h2 code,h3 code{font-size:inherit}
-th{background:#f1f4f8}td table{margin:.3rem 0}
-.method{display:inline-block;min-width:3.5em;font-weight:700;text-transform:uppercase}
-.get{color:#0b6e2b}.post{color:#7a4a00}.req{color:#a00;font-weight:700}.muted{color:#5b6673}
+h2 code{font-size:inherit}
 .status{font-weight:700}nav ul{columns:2}:target{background:#fff8d6}
 `;
 
