@@ -25,7 +25,8 @@ describe('every example output of README.md and docs/ is what the command prints
 
       // The curl command works as printed, and answers with the budget headers docs/limits.md shows.
       const [, key, team, url] = /"Authorization: Bearer (\S+)" -H "Service-Team: (\S+)" '(\S+)'/.exec(raw) ?? [];
-      const answer = await fetch(url as string, { headers: { authorization: `Bearer ${key}`, 'service-team': team } });
+      const headers = { authorization: `Bearer ${key}`, 'service-team': team as string };
+      const answer = await fetch(url as string, { headers });
       expect(answer.status).toBe(200);
       const [policy, budget] = docBlock('docs/limits.md', 'RateLimit-Policy:').trimEnd().split('\n');
       expect(`RateLimit-Policy: ${answer.headers.get('ratelimit-policy')}`).toBe(policy);
