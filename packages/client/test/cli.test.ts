@@ -99,3 +99,24 @@ describe('crm-export sync / mirror status', () => {
     expect(second.stderr).toMatch(/another sync process .* is syncing team_a with this key/);
   }, 60_000);
 });
+
+describe('crm-export-sync: an unknown command or option', () => {
+  it('is an error with exit code 1 and a suggestion, even with --help', async () => {
+    for (const args of [
+      ['relay'],
+      ['relay', '--help'],
+      ['synk', '--help'],
+      ['sync', '--base-url', 'http://127.0.0.1:9/v1', '--bogus', '--help'],
+    ]) {
+      const result = await run(args).done;
+      expect({ args, code: result.code }).toEqual({ args, code: 1 });
+      expect(result.stderr).toMatch(/unknown (command|option)/);
+    }
+    expect((await run(['synk']).done).stderr).toContain('Did you mean sync?');
+    const help = await run(['sync', '--help']).done;
+    expect({ code: help.code, usage: help.stdout.includes('Usage: crm-export-sync sync') }).toEqual({
+      code: 0,
+      usage: true,
+    });
+  });
+});

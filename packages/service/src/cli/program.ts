@@ -1,4 +1,5 @@
 import { registerSyncCommands } from '@crm-export/client/cli';
+import { strictArgs } from '@crm-export/client/strict-args';
 import { Command } from 'commander';
 import { RELEASE } from '../config.js';
 import { registerAdminCommands } from './admin.js';
@@ -10,7 +11,6 @@ import { registerMigrateCommand } from './migrate-command.js';
 import { openDb } from './options.js';
 import { registerServeCommand } from './serve-command.js';
 import { registerStartCommand } from './start-command.js';
-import { strictArgs } from './strict-args.js';
 import { terminalText } from './terminal-text.js';
 
 /**

@@ -5,7 +5,8 @@ import type { Command, Option } from 'commander';
 // shows start's help. A script that probes for or calls a command or option this version lacks would
 // believe it ran. `strictArgs` finds such a command line and leaves out its requests for help or the
 // version, so that commander reports the unknown command or option instead: exit code 1, a suggestion
-// when a known name is close, and the help of the command it reached.
+// when a known name is close, and the help of the command it reached. Both commands, `crm-export` and
+// `crm-export-sync`, parse their command lines through it.
 
 const HELP_FLAGS = ['-h', '--help'];
 /** What commander answers before it looks at the rest: help, and the version (an option of the program). */
