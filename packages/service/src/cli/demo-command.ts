@@ -64,7 +64,7 @@ export function registerDemoCommand(program: Command): void {
         process.stdout.write(
           terminalText(
             [
-              `Generated ${result.leads} leads (${result.events} events) for ${result.teams.length} example teams in ${result.seconds.toFixed(1)} s (${rate} leads/s), seed ${seed}.`,
+              `Generated ${result.leads} leads (${result.events} events) for ${result.teams.length} example team${result.teams.length === 1 ? '' : 's'} in ${result.seconds.toFixed(1)} s (${rate} leads/s), seed ${seed}.`,
               `Teams: ${result.teams.join(', ')}`,
               `Create a key for them: npx crm-export admin integrations create --teams ${result.teams.join(',')} --name "Demo" --json`,
               '',
