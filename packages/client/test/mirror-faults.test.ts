@@ -31,74 +31,77 @@ async function terminate(applicationName: string): Promise<number> {
   return Number(row?.n);
 }
 
-describe.skipIf(!PG_URL)('a PostgreSQL mirror whose connection is terminated', () => {
-  let fake: FakeServer;
-  let h: Harness;
-  let schema: string;
-  const uncaught: unknown[] = [];
-  const onUncaught = (error: unknown) => uncaught.push(error);
+describe.skipIf(!PG_URL)(
+  `a PostgreSQL mirror whose connection is terminated${PG_URL ? '' : ' (skipped: set PG_URL)'}`,
+  () => {
+    let fake: FakeServer;
+    let h: Harness;
+    let schema: string;
+    const uncaught: unknown[] = [];
+    const onUncaught = (error: unknown) => uncaught.push(error);
 
-  beforeEach(async () => {
-    uncaught.length = 0;
-    process.on('uncaughtException', onUncaught);
-    fake = await startFakeServer([T]);
-    h = await mirrorHarness(fake, 'postgres');
-    schema = (await sql<{ s: string }>`SELECT current_schema() AS s`.execute(h.mirror.db)).rows[0]?.s as string;
-  });
-  afterEach(async () => {
-    process.off('uncaughtException', onUncaught);
-    await h.mirror.close();
-    await fake.close();
-  });
+    beforeEach(async () => {
+      uncaught.length = 0;
+      process.on('uncaughtException', onUncaught);
+      fake = await startFakeServer([T]);
+      h = await mirrorHarness(fake, 'postgres');
+      schema = (await sql<{ s: string }>`SELECT current_schema() AS s`.execute(h.mirror.db)).rows[0]?.s as string;
+    });
+    afterEach(async () => {
+      process.off('uncaughtException', onUncaught);
+      await h.mirror.close();
+      await fake.close();
+    });
 
-  it('while the sync engine is idle: the process lives on and the next sync succeeds', async () => {
-    fake.put(T, 'lead', leadObject('lead_1'));
-    expect(await h.engine().run()).toEqual({ [T]: 'caught_up' });
-    expect(await terminate(schema)).toBeGreaterThanOrEqual(1);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    fake.put(T, 'lead', leadObject('lead_2'));
-    expect(await h.engine().run()).toEqual({ [T]: 'caught_up' });
-    expect((await h.rows()).map((r) => r.id)).toEqual(['lead_1', 'lead_2']);
-    expect(uncaught).toEqual([]);
-  });
-
-  it('while the sync engine writes a page: that run fails, the page is not half-written, the next run succeeds', async () => {
-    for (const id of ['lead_1', 'lead_2', 'lead_3']) fake.put(T, 'lead', leadObject(id));
-    // A lock held by the test parks the page's insert inside PostgreSQL: the termination lands mid-write.
-    const locker = new pg.Client({ connectionString: PG_URL, application_name: 'crm-export-mirror-fault-test' });
-    await locker.connect();
-    await locker.query('BEGIN');
-    await locker.query(`LOCK TABLE ${schema}.mirror_records IN ACCESS EXCLUSIVE MODE`);
-    let outcome: Promise<unknown>;
-    try {
-      outcome = h
-        .engine()
-        .run()
-        .then(
-          () => 'finished',
-          (error: unknown) => error,
-        );
-      await expect
-        .poll(
-          async () =>
-            (
-              await admin(`SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'`, [
-                schema,
-              ])
-            ).length,
-          { timeout: 5000, interval: 20 },
-        )
-        .toBe(1);
+    it('while the sync engine is idle: the process lives on and the next sync succeeds', async () => {
+      fake.put(T, 'lead', leadObject('lead_1'));
+      expect(await h.engine().run()).toEqual({ [T]: 'caught_up' });
       expect(await terminate(schema)).toBeGreaterThanOrEqual(1);
-    } finally {
-      await locker.query('ROLLBACK');
-      await locker.end();
-    }
-    expect(await outcome).toBeInstanceOf(Error);
-    expect(await h.rows()).toEqual([]);
-    expect((await h.cursor(T)) ?? null).toBeNull();
-    expect(await h.engine().run()).toEqual({ [T]: 'caught_up' });
-    expect((await h.rows()).map((r) => r.id)).toEqual(['lead_1', 'lead_2', 'lead_3']);
-    expect(uncaught).toEqual([]);
-  });
-});
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      fake.put(T, 'lead', leadObject('lead_2'));
+      expect(await h.engine().run()).toEqual({ [T]: 'caught_up' });
+      expect((await h.rows()).map((r) => r.id)).toEqual(['lead_1', 'lead_2']);
+      expect(uncaught).toEqual([]);
+    });
+
+    it('while the sync engine writes a page: that run fails, the page is not half-written, the next run succeeds', async () => {
+      for (const id of ['lead_1', 'lead_2', 'lead_3']) fake.put(T, 'lead', leadObject(id));
+      // A lock held by the test parks the page's insert inside PostgreSQL: the termination lands mid-write.
+      const locker = new pg.Client({ connectionString: PG_URL, application_name: 'crm-export-mirror-fault-test' });
+      await locker.connect();
+      await locker.query('BEGIN');
+      await locker.query(`LOCK TABLE ${schema}.mirror_records IN ACCESS EXCLUSIVE MODE`);
+      let outcome: Promise<unknown>;
+      try {
+        outcome = h
+          .engine()
+          .run()
+          .then(
+            () => 'finished',
+            (error: unknown) => error,
+          );
+        await expect
+          .poll(
+            async () =>
+              (
+                await admin(`SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'`, [
+                  schema,
+                ])
+              ).length,
+            { timeout: 5000, interval: 20 },
+          )
+          .toBe(1);
+        expect(await terminate(schema)).toBeGreaterThanOrEqual(1);
+      } finally {
+        await locker.query('ROLLBACK');
+        await locker.end();
+      }
+      expect(await outcome).toBeInstanceOf(Error);
+      expect(await h.rows()).toEqual([]);
+      expect((await h.cursor(T)) ?? null).toBeNull();
+      expect(await h.engine().run()).toEqual({ [T]: 'caught_up' });
+      expect((await h.rows()).map((r) => r.id)).toEqual(['lead_1', 'lead_2', 'lead_3']);
+      expect(uncaught).toEqual([]);
+    });
+  },
+);

@@ -38,7 +38,7 @@ const RUNNING_FAULTS = FAULT_KINDS.filter((k) => !RESYNC_FAULTS.includes(k) && !
 const VERIFY_FAULTS = RUNNING_FAULTS.filter((k) => k !== 'capture_not_ready');
 
 describe.skipIf(unavailable !== null)(
-  'end to end: sync engine against the real service through the fault harness',
+  `end to end: sync engine against the real service through the fault harness${unavailable === null ? '' : ` (skipped: ${unavailable})`}`,
   () => {
     let dir = '';
     let serve: ChildProcess | undefined;

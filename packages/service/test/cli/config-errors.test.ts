@@ -174,7 +174,7 @@ describe('only start, serve, demo, ingest and migrate create a database', () => 
   });
 
   it.runIf(process.env.PG_URL)(
-    'on PostgreSQL a schema without migrations is refused, and nothing is created in it',
+    `on PostgreSQL a schema without migrations is refused, and nothing is created in it${process.env.PG_URL ? '' : ' (skipped: PostgreSQL is not enabled: set PG_URL)'}`,
     async () => {
       const { PostgresStore } = await import('../../src/store/postgres/postgres-store.js');
       const schema = uniqueSchema();

@@ -77,32 +77,37 @@ describe('crm-export admin and serve, as a user runs them', { timeout: 120_000 }
     }
   });
 
-  it.skipIf(!process.env.REDIS_URL)('with REDIS_URL, serve keeps its limiter counters in Redis', async () => {
-    const { Redis } = await import('ioredis');
-    const redis = new Redis(process.env.REDIS_URL as string);
-    const created = await cliJson<{ key: string; integration: { id: string } }>([
-      'admin',
-      'integrations',
-      'create',
-      '--db',
-      db,
-      '--teams',
-      teams[0]!,
-      '--name',
-      'Redis test',
-      '--json',
-    ]);
-    const server = await startCli(['serve', '--db', db, '--port', '0'], { REDIS_URL: process.env.REDIS_URL as string });
-    try {
-      const leads = await fetchCaptured(`${server.base}/leads?limit=2`, { authorization: `Bearer ${created.key}` });
-      expect(leads.status).toBe(200);
-      // The first request of a fresh process already counts in Redis, where every process sees it.
-      expect(await redis.exists(`crmx:items:${created.integration.id}`)).toBe(1);
-    } finally {
-      expect(await server.stop()).toBe(0);
-      redis.disconnect();
-    }
-  });
+  it.skipIf(!process.env.REDIS_URL)(
+    `with REDIS_URL, serve keeps its limiter counters in Redis${process.env.REDIS_URL ? '' : ' (skipped: set REDIS_URL)'}`,
+    async () => {
+      const { Redis } = await import('ioredis');
+      const redis = new Redis(process.env.REDIS_URL as string);
+      const created = await cliJson<{ key: string; integration: { id: string } }>([
+        'admin',
+        'integrations',
+        'create',
+        '--db',
+        db,
+        '--teams',
+        teams[0]!,
+        '--name',
+        'Redis test',
+        '--json',
+      ]);
+      const server = await startCli(['serve', '--db', db, '--port', '0'], {
+        REDIS_URL: process.env.REDIS_URL as string,
+      });
+      try {
+        const leads = await fetchCaptured(`${server.base}/leads?limit=2`, { authorization: `Bearer ${created.key}` });
+        expect(leads.status).toBe(200);
+        // The first request of a fresh process already counts in Redis, where every process sees it.
+        expect(await redis.exists(`crmx:items:${created.integration.id}`)).toBe(1);
+      } finally {
+        expect(await server.stop()).toBe(0);
+        redis.disconnect();
+      }
+    },
+  );
 
   it('serve refuses a port that is not a number', async () => {
     const result = await runCli(['serve', '--db', db, '--port', 'eighty']);

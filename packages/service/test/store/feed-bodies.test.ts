@@ -107,7 +107,8 @@ function expectOwnVersions(feed: FeedRow[]): void {
 for (const backend of BACKENDS) {
   const open = openers[backend];
   const suite = open ? describe : describe.skip;
-  suite(`feed bodies stored once [${backend}]`, () => {
+  const skipped = open ? '' : ' (skipped: PostgreSQL is not enabled: set PG_URL)';
+  suite(`feed bodies stored once [${backend}]${skipped}`, () => {
     const opened: Opened[] = [];
     const openAt = async (upTo: string) => {
       const db = await (open as (upTo: string) => Promise<Opened>)(upTo);
