@@ -5,7 +5,7 @@ import { type CommonOptions, type OpenStore, run, table } from './admin-run.js';
 
 // `crm-export admin audit list`: the audit trail every changing admin command writes (docs/auth.md,
 // "Audit trail"). Reading it is not recorded. It never drops entries silently: the restore procedure
-// re-applies revocations from it (docs/deploy.md), so a cut list must be seen, by people and by scripts.
+// re-applies revocations from it (docs/backup-restore.md), so a cut list must be seen, by people and by scripts.
 
 export const AUDIT_LIST_DEFAULT_LIMIT = 100;
 export const AUDIT_LIST_MAX_LIMIT = 10_000;

@@ -10,10 +10,10 @@ import { resolveDbUrl, startDir } from './options.js';
 import { checkOutputFiles } from './output-files.js';
 
 // `crm-export admin backup` (the SQLite file, online) and `admin erasures export|replay`, which keep a
-// restore from bringing back a person erased after the backup (docs/deploy.md, "Backups").
+// restore from bringing back a person erased after the backup (docs/backup-restore.md).
 
 const PG_DUMP_HINT =
-  'admin backup copies the embedded SQLite database; on PostgreSQL take backups with pg_dump -Fc or continuous archiving (docs/deploy.md)';
+  'admin backup copies the embedded SQLite database; on PostgreSQL take backups with pg_dump -Fc or continuous archiving (docs/backup-restore.md)';
 
 /** A path from the command line, taken from where npm/npx was started (as `--db` is). */
 const fromCwd = (path: string) => resolve(startDir(), path);

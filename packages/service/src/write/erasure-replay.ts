@@ -5,7 +5,7 @@ import { Crm } from './crm.js';
 import type { CrmEvent } from './events.js';
 import type { ErasedMessageState } from './types.js';
 
-// Restoring a backup must not bring back a person erased after the backup was taken (docs/deploy.md):
+// Restoring a backup must not bring back a person erased after the backup was taken (docs/backup-restore.md):
 // the erasures recorded by the database being replaced (ids only) are applied again to the restored one.
 
 /**

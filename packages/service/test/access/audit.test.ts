@@ -16,7 +16,7 @@ import { runCli } from '../cli/cli.js';
 import { describeEachBackend } from '../support/backends.js';
 import { seedOrganization, seedTeam } from './fixtures.js';
 
-const deployDoc = readFileSync(fileURLToPath(new URL('../../../../docs/deploy.md', import.meta.url)), 'utf8');
+const restoreDoc = readFileSync(fileURLToPath(new URL('../../../../docs/backup-restore.md', import.meta.url)), 'utf8');
 
 // The audit trail of `crm-export admin`: what each changing command records, refusals, the absence of
 // key material, `admin audit list` and the confirmation of irreversible commands.
@@ -297,9 +297,9 @@ describeEachBackend('admin audit trail', (makeStore, backend) => {
     expect(process.exitCode).toBe(1);
   });
 
-  it("the restore procedure's audit export (docs/deploy.md) holds every entry since the backup, however many", async () => {
+  it("the restore procedure's audit export (docs/backup-restore.md) holds every entry since the backup, however many", async () => {
     // The command as the procedure writes it, output redirection left out.
-    const line = /`crm-export (admin audit list [^`>]*?)\s*>[^`]*`/.exec(deployDoc)?.[1];
+    const line = /`crm-export (admin audit list [^`>]*?)\s*>[^`]*`/.exec(restoreDoc)?.[1];
     expect(line).toBeDefined();
     const args = (line as string).split(/\s+/).slice(1);
     const since = args[args.indexOf('--since') + 1] as string;

@@ -13,7 +13,7 @@ import { openSqliteFile } from '../support/sqlite-file.js';
 import { expectApiError, type FeedPageJson, feedWorld, newLead, SECOND, T0, TEAM } from './feed-world.js';
 
 // `crm-export admin backup` (SQLite's VACUUM INTO, run as the operator runs it, while this process
-// writes) and the restore procedure of docs/deploy.md: a person erased after the backup stays erased.
+// writes) and the restore procedure of docs/backup-restore.md: a person erased after the backup stays erased.
 
 const dir = mkdtempSync(join(tmpdir(), 'crm-export-backup-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
