@@ -13,8 +13,8 @@ import { buildApp } from '../src/http/app.js';
 import { ENDPOINTS } from '../src/http/endpoints.js';
 import { SCOPES } from '../src/schemas/enums.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
-import { captureTeam } from '../src/write/capture.js';
-import { runCommand } from '../src/write/commands.js';
+import { captureTeam } from '../src/write/commands/capture.js';
+import { runCommand } from '../src/write/commands/commands.js';
 
 const NOW = Date.parse('2026-03-02T09:00:00.000Z');
 const target = fileURLToPath(new URL('../src/schemas/generated/examples.ts', import.meta.url));

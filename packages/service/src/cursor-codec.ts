@@ -1,8 +1,8 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { ApiError } from './errors/catalogue.js';
 import type { Store } from './store/store.js';
-import { drawSecret, runCommand } from './write/commands.js';
-import { CURSOR_SECRET_META_KEY } from './write/meta-state.js';
+import { drawSecret, runCommand } from './write/commands/commands.js';
+import { CURSOR_SECRET_META_KEY } from './write/commands/meta-state.js';
 
 // Opaque, tamper-proof cursors: base64url of `payload || HMAC-SHA-256(secret, scope || payload)`.
 // The scope (endpoint, team, filters) is in the MAC but not in the cursor, so a cursor stays short

@@ -4,8 +4,8 @@ import type { Limits } from '../config.js';
 import { ApiError } from '../errors/catalogue.js';
 import { SCOPES, type Scope } from '../schemas/enums.js';
 import type { Entity, Store } from '../store/store.js';
-import type { IntegrationState } from '../write/integration-state.js';
-import { type ApiKeyState, effectiveKeyStatus } from '../write/key-state.js';
+import type { IntegrationState } from '../write/commands/integration-state.js';
+import { type ApiKeyState, effectiveKeyStatus } from '../write/commands/key-state.js';
 import {
   isOn,
   parseEndpointList,
@@ -15,8 +15,8 @@ import {
   SWITCH_KEYS,
   sandboxIntegrationKey,
   sandboxTeamKey,
-} from '../write/meta-state.js';
-import type { TeamAccessState } from '../write/team-access.js';
+} from '../write/commands/meta-state.js';
+import type { TeamAccessState } from '../write/commands/team-access.js';
 import type { OrganizationState } from '../write/types.js';
 import type {
   AccessControl,

@@ -1,6 +1,6 @@
 import type { Store } from '../store/store.js';
-import { holdsDataMetaKey } from '../write/meta-state.js';
-import { planEntitled, type TeamAccessState } from '../write/team-access.js';
+import { holdsDataMetaKey } from '../write/commands/meta-state.js';
+import { planEntitled, type TeamAccessState } from '../write/commands/team-access.js';
 import type { OrganizationState } from '../write/types.js';
 
 // Eligibility of a team for a key (spec "What the service does" 7). Checked when an integration is created

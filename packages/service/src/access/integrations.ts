@@ -3,12 +3,12 @@ import { DEFAULT_LIMITS, type Limits } from '../config.js';
 import { AdminError } from '../errors/admin-error.js';
 import { newId } from '../ids.js';
 import type { Store } from '../store/store.js';
-import type { AllowlistAction } from '../write/access-commands.js';
-import { normalizeAllowlist } from '../write/allowlist-entries.js';
-import { requestCapture } from '../write/capture.js';
-import { runCommand } from '../write/commands.js';
-import { type IntegrationState, type IntegrationSummary, summarizeIntegration } from '../write/integration-state.js';
-import { drawKey } from '../write/key-state.js';
+import type { AllowlistAction } from '../write/commands/access-commands.js';
+import { normalizeAllowlist } from '../write/commands/allowlist-entries.js';
+import { requestCapture } from '../write/commands/capture.js';
+import { runCommand } from '../write/commands/commands.js';
+import { type IntegrationState, type IntegrationSummary, summarizeIntegration } from '../write/commands/integration-state.js';
+import { drawKey } from '../write/commands/key-state.js';
 import { teamHoldsData } from './eligibility.js';
 import { getPepper } from './keys.js';
 

@@ -3,7 +3,7 @@ import type { Clock } from '../clock.js';
 import { AdminError } from '../errors/admin-error.js';
 import { readSetting } from '../settings.js';
 import type { Store } from '../store/store.js';
-import { drawSecret, runCommand } from '../write/commands.js';
+import { drawSecret, runCommand } from '../write/commands/commands.js';
 import {
   DEFAULT_GRACE,
   drawKey,
@@ -12,7 +12,7 @@ import {
   KEY_PREFIX,
   LOOKUP_ID_LENGTH,
   SECRET_LENGTH,
-} from '../write/key-state.js';
+} from '../write/commands/key-state.js';
 
 // Secret keys: `crmx_live_` + a 12-character lookup id + a 32-character secret, both base62 from the
 // system CSPRNG (32 base62 characters carry 190.5 bits). Only HMAC-SHA-256(pepper, key) is stored.

@@ -1,9 +1,9 @@
 import { base62 } from '../ids.js';
 import type { OrganizationPlan } from '../schemas/enums.js';
 import type { Entity, Store } from '../store/store.js';
-import type { OrganizationSummary, TeamChange } from '../write/access-commands.js';
-import { runCommand } from '../write/commands.js';
-import type { TeamAccessState } from '../write/team-access.js';
+import type { OrganizationSummary, TeamChange } from '../write/commands/access-commands.js';
+import { runCommand } from '../write/commands/commands.js';
+import type { TeamAccessState } from '../write/commands/team-access.js';
 import type { OrganizationState } from '../write/types.js';
 import { teamHoldsData } from './eligibility.js';
 

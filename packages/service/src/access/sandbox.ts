@@ -4,12 +4,12 @@ import type { Limits } from '../config.js';
 import { AdminError } from '../errors/admin-error.js';
 import type { RecordKind, RemovalReason } from '../schemas/enums.js';
 import type { Store } from '../store/store.js';
-import { drawTokens, runCommand } from '../write/commands.js';
+import { drawTokens, runCommand } from '../write/commands/commands.js';
 import { Crm } from '../write/crm.js';
 import type { CrmEvent } from '../write/events.js';
 import { LiveTeamWriteError } from '../write/example-teams-only.js';
-import type { IntegrationState } from '../write/integration-state.js';
-import type { SandboxTeamChange } from '../write/meta-commands.js';
+import type { IntegrationState } from '../write/commands/integration-state.js';
+import type { SandboxTeamChange } from '../write/commands/meta-commands.js';
 import {
   type CursorRefusal,
   parseSandboxIntegration,
@@ -18,8 +18,8 @@ import {
   type SandboxTeamState,
   sandboxIntegrationKey,
   sandboxTeamKey,
-} from '../write/meta-state.js';
-import type { TeamAccessState } from '../write/team-access.js';
+} from '../write/commands/meta-state.js';
+import type { TeamAccessState } from '../write/commands/team-access.js';
 import { WriteError } from '../write/write-error.js';
 import { ENDPOINT_NAMES, isEndpointName } from './endpoints.js';
 import { utcDay } from './limits/rate-limits.js';

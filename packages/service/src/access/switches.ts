@@ -1,7 +1,7 @@
 import { AdminError } from '../errors/admin-error.js';
 import type { Store } from '../store/store.js';
-import { runCommand } from '../write/commands.js';
-import { isOn, parseEndpointList, SWITCH_KEYS } from '../write/meta-state.js';
+import { runCommand } from '../write/commands/commands.js';
+import { isOn, parseEndpointList, SWITCH_KEYS } from '../write/commands/meta-state.js';
 import { ENDPOINT_NAMES, isEndpointName } from './endpoints.js';
 
 // Operator switches kept in the meta table (keys and parsers in write/meta-state.ts): `api_disabled`

@@ -3,9 +3,9 @@ import { changeAllowlist, createIntegration, listIntegrations, revokeIntegration
 import { endOldKey, rollKey } from '../access/keys.js';
 import { systemClock } from '../clock.js';
 import { AdminError } from '../errors/admin-error.js';
-import { ALLOWLIST_ACTIONS } from '../write/access-commands.js';
-import type { IntegrationSummary } from '../write/integration-state.js';
-import { GRACE_PERIODS, type GracePeriod } from '../write/key-state.js';
+import { ALLOWLIST_ACTIONS } from '../write/commands/access-commands.js';
+import type { IntegrationSummary } from '../write/commands/integration-state.js';
+import { GRACE_PERIODS, type GracePeriod } from '../write/commands/key-state.js';
 import { type CommonOptions, common, confirmed, type OpenStore, run, table, yesOption } from './admin-run.js';
 import { registerUsageCommand } from './admin-usage.js';
 

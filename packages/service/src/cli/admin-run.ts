@@ -5,7 +5,7 @@ import { iso, systemClock } from '../clock.js';
 import { AdminError } from '../errors/admin-error.js';
 import { settingOption } from '../settings.js';
 import type { Store } from '../store/store.js';
-import { runCommand } from '../write/commands.js';
+import { runCommand } from '../write/commands/commands.js';
 import { jsonText, printable, terminalText } from './terminal-text.js';
 
 // Shared plumbing of the `crm-export admin` commands: `--db` / `--json` / `--actor` on every one, one way

@@ -10,7 +10,7 @@ import {
 } from '../access/organizations.js';
 import { AdminError } from '../errors/admin-error.js';
 import { ORGANIZATION_PLANS, type OrganizationPlan, TEAM_STATES, type TeamStateValue } from '../schemas/enums.js';
-import type { OrganizationSummary } from '../write/access-commands.js';
+import type { OrganizationSummary } from '../write/commands/access-commands.js';
 import { registerAuditCommands } from './admin-audit.js';
 import { registerIntegrationCommands } from './admin-integrations.js';
 import { type CommonOptions, common, type OpenStore, parseFlag, run, table } from './admin-run.js';

@@ -3,7 +3,7 @@ import { systemClock } from '../clock.js';
 import { markRestore } from '../feed/feed-epoch.js';
 import { trimFeedOnce } from '../feed/feed-jobs.js';
 import { readLimits } from '../settings.js';
-import { capturePending } from '../write/capture.js';
+import { capturePending } from '../write/commands/capture.js';
 import { type CommonOptions, common, confirmed, type OpenStore, run, yesOption } from './admin-run.js';
 
 // `crm-export admin feed ...`: the changes feed's operator commands (docs/feed.md).

@@ -6,7 +6,7 @@ import type { OpsAddress } from '../ops-server.js';
 import { ConfigError, parseSetting, readLimits, readSetting, SETTINGS } from '../settings.js';
 import { openStore } from '../store/open-store.js';
 import { DatabaseMissingError, type Store } from '../store/store.js';
-import { runDataMigrations } from '../write/data-migrations.js';
+import { runDataMigrations } from '../write/commands/data-migrations.js';
 
 // The CLI's view of the settings (src/settings.ts): a flag wins over its variable, the variable over the
 // default, and every value was checked against its schema before anything is opened.

@@ -5,8 +5,8 @@ import { DOCS_PATH } from '../config.js';
 import { startOfUtcDay } from '../demo/demo-defaults.js';
 import { settingOption } from '../settings.js';
 import type { Store } from '../store/store.js';
-import { runCommand } from '../write/commands.js';
-import { START_META_KEY } from '../write/meta-state.js';
+import { runCommand } from '../write/commands/commands.js';
+import { START_META_KEY } from '../write/commands/meta-state.js';
 import { openDb, opsLine, serverSettings } from './options.js';
 import { printable, terminalText } from './terminal-text.js';
 
@@ -36,7 +36,7 @@ async function firstStart(store: Store, leads: number): Promise<FirstStart> {
   }
   const { integration, key } = await createIntegration(store, systemClock, { teams, name: 'Demo key (npm start)' });
   // Prepare the teams now rather than in the server's background job, so the printed curl works at once.
-  const { capturePending } = await import('../write/capture.js');
+  const { capturePending } = await import('../write/commands/capture.js');
   await capturePending(store, systemClock);
   const record: StartRecord = {
     teams,

@@ -1,5 +1,5 @@
 import { ANY_AGE, type Store } from '../store/store.js';
-import { runCommand } from '../write/commands.js';
+import { runCommand } from '../write/commands/commands.js';
 import type { TeamState } from '../write/types.js';
 
 // A fresh demo writes every intermediate version of its records (a lead's story is a dozen changes),

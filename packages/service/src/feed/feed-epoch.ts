@@ -1,6 +1,6 @@
 import type { Store } from '../store/store.js';
-import { drawTokens, runCommand } from '../write/commands.js';
-import { FEED_EPOCH_META_KEY, INITIAL_FEED_EPOCH } from '../write/meta-state.js';
+import { drawTokens, runCommand } from '../write/commands/commands.js';
+import { FEED_EPOCH_META_KEY, INITIAL_FEED_EPOCH } from '../write/commands/meta-state.js';
 
 // The feed epoch: a random token every feed cursor carries. Marking a restore from backup replaces it,
 // so every cursor issued before the mark gets 409 resync_required and a consumer never receives the

@@ -1,8 +1,8 @@
 import type { Clock } from '../clock.js';
 import type { Limits } from '../config.js';
 import type { Store, TrimOptions } from '../store/store.js';
-import { capturePending } from '../write/capture.js';
-import { runCommand } from '../write/commands.js';
+import { capturePending } from '../write/commands/capture.js';
+import { runCommand } from '../write/commands/commands.js';
 
 // The feed's background jobs, run by `serve`: capture of teams a key newly names, and retention.
 // Both are safe to run from several processes at once (capture checks `capturedAt` inside its last

@@ -6,7 +6,7 @@ import type { CursorCodec } from '../cursor-codec.js';
 import { ApiError } from '../errors/catalogue.js';
 import { listBytes } from '../list-envelope.js';
 import type { Store } from '../store/store.js';
-import { parseSandboxTeam, sandboxTeamKey } from '../write/meta-state.js';
+import { parseSandboxTeam, sandboxTeamKey } from '../write/commands/meta-state.js';
 import { assertCaptured } from './capture.js';
 import { decodeFeedCursor, encodeFeedCursor, type FeedPosition } from './feed-cursor.js';
 import { currentFeedEpoch } from './feed-epoch.js';

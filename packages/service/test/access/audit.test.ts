@@ -11,7 +11,7 @@ import { confirmed } from '../../src/cli/admin-run.js';
 import { registerFeedCommands } from '../../src/cli/feed-commands.js';
 import { currentFeedEpoch } from '../../src/feed/feed-epoch.js';
 import type { AuditEntry, Store } from '../../src/store/store.js';
-import type { ApiKeyState } from '../../src/write/key-state.js';
+import type { ApiKeyState } from '../../src/write/commands/key-state.js';
 import { runCli } from '../cli/cli.js';
 import { describeEachBackend } from '../support/backends.js';
 import { seedOrganization, seedTeam } from './fixtures.js';

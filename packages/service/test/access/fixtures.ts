@@ -1,5 +1,5 @@
 import type { Store } from '../../src/store/store.js';
-import type { TeamAccessState } from '../../src/write/team-access.js';
+import type { TeamAccessState } from '../../src/write/commands/team-access.js';
 import type { OrganizationState } from '../../src/write/types.js';
 import { putMeta } from '../support/meta.js';
 

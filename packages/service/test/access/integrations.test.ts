@@ -12,8 +12,8 @@ import { ManualClock } from '../../src/clock.js';
 import { DEFAULT_LIMITS } from '../../src/config.js';
 import { AdminError } from '../../src/errors/admin-error.js';
 import type { Store } from '../../src/store/store.js';
-import type { IntegrationState } from '../../src/write/integration-state.js';
-import { type ApiKeyState, KEY_PREFIX } from '../../src/write/key-state.js';
+import type { IntegrationState } from '../../src/write/commands/integration-state.js';
+import { type ApiKeyState, KEY_PREFIX } from '../../src/write/commands/key-state.js';
 import { describeEachBackend } from '../support/backends.js';
 import { seedOrganization, seedTeam } from './fixtures.js';
 

@@ -10,7 +10,7 @@ import { AdminError } from '../../src/errors/admin-error.js';
 import { markRestore } from '../../src/feed/feed-epoch.js';
 import { feedPage } from '../../src/feed/feed-page.js';
 import type { Store } from '../../src/store/store.js';
-import { sandboxTeamKey } from '../../src/write/meta-state.js';
+import { sandboxTeamKey } from '../../src/write/commands/meta-state.js';
 import type { LeadState } from '../../src/write/types.js';
 import { expectApiError, type FeedPageJson, feedWorld, SECOND, T0, TEAM } from '../feed/feed-world.js';
 import { describeEachBackend } from '../support/backends.js';

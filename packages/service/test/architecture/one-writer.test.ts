@@ -61,7 +61,7 @@ describe('one writer of stored state', () => {
   const uses = storeWrites(p);
 
   it('finds the store writes of the write side itself (the scan sees calls, whatever the receiver is named)', () => {
-    expect(uses.some((u) => u.file === 'src/write/commands.ts')).toBe(true);
+    expect(uses.some((u) => u.file === 'src/write/commands/commands.ts')).toBe(true);
     expect(uses.some((u) => u.file === 'src/write/crm.ts')).toBe(true);
   });
 

@@ -8,7 +8,7 @@ import { registerIngestCommand } from '../../src/cli/ingest-command.js';
 import { jsonText, printable, terminalText } from '../../src/cli/terminal-text.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
-import { runCommand } from '../../src/write/commands.js';
+import { runCommand } from '../../src/write/commands/commands.js';
 import { seedOrganization, seedTeam } from '../access/fixtures.js';
 import { describeEachBackend } from '../support/backends.js';
 import { startCli } from './cli.js';

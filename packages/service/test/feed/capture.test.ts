@@ -1,7 +1,7 @@
 import { afterEach, expect, it } from 'vitest';
 import { assertRecordCaptured, isCaptured } from '../../src/feed/capture.js';
 import { startFeedJobs } from '../../src/feed/feed-jobs.js';
-import { capturePending, requestCapture } from '../../src/write/capture.js';
+import { capturePending, requestCapture } from '../../src/write/commands/capture.js';
 import type { TeamState } from '../../src/write/types.js';
 import { describeEachBackend } from '../support/backends.js';
 import {

@@ -3,8 +3,8 @@ import { afterEach, beforeEach, expect, it, vi } from 'vitest';
 import { registerFeedCommands } from '../../src/cli/feed-commands.js';
 import { isCaptured } from '../../src/feed/capture.js';
 import { currentFeedEpoch } from '../../src/feed/feed-epoch.js';
-import { requestCapture } from '../../src/write/capture.js';
-import { INITIAL_FEED_EPOCH } from '../../src/write/meta-state.js';
+import { requestCapture } from '../../src/write/commands/capture.js';
+import { INITIAL_FEED_EPOCH } from '../../src/write/commands/meta-state.js';
 import { describeEachBackend } from '../support/backends.js';
 import { DAY, expectApiError, type FeedWorld, feedWorld, newLead, SECOND, T0, TEAM } from './feed-world.js';
 

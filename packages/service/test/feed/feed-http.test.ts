@@ -3,7 +3,7 @@ import { ManualClock } from '../../src/clock.js';
 import { DEFAULT_LIMITS } from '../../src/config.js';
 import { markRestore } from '../../src/feed/feed-epoch.js';
 import type { Store } from '../../src/store/store.js';
-import { requestCapture } from '../../src/write/capture.js';
+import { requestCapture } from '../../src/write/commands/capture.js';
 import { Crm } from '../../src/write/crm.js';
 import { FakeAccess } from '../http/fake-access.js';
 import { type Harness, harness } from '../http/harness.js';

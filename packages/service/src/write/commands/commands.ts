@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { base62 } from '../ids.js';
-import type { AuditEntry, Store, TrimOptions, WriteTx } from '../store/store.js';
+import { base62 } from '../../ids.js';
+import type { AuditEntry, Store, TrimOptions, WriteTx } from '../../store/store.js';
 import {
   changeAllowlist,
   changeTeam,

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { base62 } from '../ids.js';
+import { base62 } from '../../ids.js';
 
 // The state of an `api_key` entity and the pieces of the key format the write side needs to store one.
 // Request-time checks (access/keys.ts) read the same state; the commands that change it live in write/.

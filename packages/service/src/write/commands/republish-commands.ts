@@ -1,8 +1,8 @@
-import { iso } from '../clock.js';
-import type { RecordKind } from '../schemas/enums.js';
-import type { Entity, EntityKind, WriteTx } from '../store/store.js';
-import { DEFAULT_CRM_OPTIONS, WriteContext } from './context.js';
-import { publishAttribution, publishResponse } from './facets.js';
+import { iso } from '../../clock.js';
+import type { RecordKind } from '../../schemas/enums.js';
+import type { Entity, EntityKind, WriteTx } from '../../store/store.js';
+import { DEFAULT_CRM_OPTIONS, WriteContext } from '../context.js';
+import { publishAttribution, publishResponse } from '../facets.js';
 import {
   publishBoard,
   publishBooking,
@@ -12,7 +12,7 @@ import {
   publishMember,
   publishService,
   publishTeam,
-} from './publishers.js';
+} from '../publishers.js';
 import type {
   BoardState,
   BookingServiceState,
@@ -22,7 +22,7 @@ import type {
   LeadState,
   MemberState,
   TeamState,
-} from './types.js';
+} from '../types.js';
 
 // The writes of data migrations (write/data-migrations.ts; entries of write/commands.ts): a chunk of
 // records projected again from their entities' state, and a step recorded as applied. Both are

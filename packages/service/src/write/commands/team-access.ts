@@ -1,4 +1,4 @@
-import type { OrganizationState, TeamState } from './types.js';
+import type { OrganizationState, TeamState } from '../types.js';
 
 // The access-related fields of teams and organizations: the operator commands check them when they write
 // (write/access-commands.ts) and access control checks them at request time (access/eligibility.ts).

@@ -1,5 +1,5 @@
 import ipaddr from 'ipaddr.js';
-import { AdminError } from '../errors/admin-error.js';
+import { AdminError } from '../../errors/admin-error.js';
 
 // The canonical form of allowlist entries, decided where an integration's allowlist is written: IPv4
 // addresses or CIDR ranges, a range starts at its network address, `/0` is refused, IPv6 entries are

@@ -1,17 +1,17 @@
 import { afterEach, expect, it } from 'vitest';
-import { iso } from '../../src/clock.js';
-import { FEED_KINDS, type RecordKind } from '../../src/schemas/enums.js';
-import type { Store } from '../../src/store/store.js';
-import { COMMANDS, runCommand } from '../../src/write/commands.js';
+import { iso } from '../../../src/clock.js';
+import { FEED_KINDS, type RecordKind } from '../../../src/schemas/enums.js';
+import type { Store } from '../../../src/store/store.js';
+import { COMMANDS, runCommand } from '../../../src/write/commands/commands.js';
 import {
   DATA_MIGRATIONS,
   type DataStep,
   pendingDataSteps,
   republish,
   runDataMigrations,
-} from '../../src/write/data-migrations.js';
-import { describeEachBackend } from '../support/backends.js';
-import { type Json, newLead, OTHER_TEAM, T0, TEAM, type World, world } from './fixture.js';
+} from '../../../src/write/commands/data-migrations.js';
+import { describeEachBackend } from '../../support/backends.js';
+import { type Json, newLead, OTHER_TEAM, T0, TEAM, type World, world } from '../fixture.js';
 
 // Data migrations (write/data-migrations.ts): a `republish` step brings records stored before a field was
 // added to their projection up to it, as an ordinary change (a version and a feed entry each), once.

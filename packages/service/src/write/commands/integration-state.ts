@@ -1,4 +1,4 @@
-import type { Entity, Store, WriteTx } from '../store/store.js';
+import type { Entity, Store, WriteTx } from '../../store/store.js';
 import { type ApiKeyState, effectiveKeyStatus, type KeyStatus } from './key-state.js';
 
 // The state of an `integration` entity (id `prn_...`, parent = the organization, or the team when outside

@@ -1,4 +1,4 @@
-import type { WriteTx } from '../store/store.js';
+import type { WriteTx } from '../../store/store.js';
 import {
   CURSOR_SECRET_META_KEY,
   type CursorRefusal,
