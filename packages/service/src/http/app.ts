@@ -13,11 +13,13 @@ import { DEFAULT_READ_AHEAD_PAGES, FeedReadAhead } from '../feed/feed-read-ahead
 import { instrumentAccess } from '../ops/instrument-access.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { Store } from '../store/store.js';
+import { accessHook } from './access-hook.js';
 import { chargeHook, settleHook } from './charge.js';
 import { plainClientError } from './client-errors.js';
 import type { App, HttpDeps } from './context.js';
 import { ENDPOINTS } from './endpoints.js';
-import { accessHook, firewall, lockAwareErrorHandler } from './firewall.js';
+import { firewall } from './firewall.js';
+import { lockAwareErrorHandler } from './lock-aware-error-handler.js';
 import { NAMED_SCHEMAS, OPENAPI_OPTIONS } from './openapi.js';
 import { DEFAULT_PAGE_CACHE_BYTES, PageCache } from './page-cache.js';
 import { registerEndpoints } from './pipeline.js';
