@@ -1,6 +1,7 @@
+import { DatabaseMissingError } from './database-missing-error.js';
 import { MIGRATIONS } from './sql/migrations.js';
 import { SqliteStore } from './sqlite/sqlite-store.js';
-import { DatabaseMissingError, type Store } from './store.js';
+import type { Store } from './store.js';
 
 /**
  * Opens the store a database URL names: `sqlite:PATH` (or `sqlite::memory:`) or `postgres://...` /

@@ -1,5 +1,6 @@
 import { CompiledQuery, type Kysely, type RawBuilder, sql } from 'kysely';
 import type { FeedKind, RecordKind, RemovalReason } from '../../schemas/enums.js';
+import { borrowBodies } from '../sql/borrow-bodies.js';
 import { POSTGRES } from '../sql/dialect.js';
 import { asNumber, type Row, toEntity, toStored } from '../sql/rows.js';
 import {
@@ -14,8 +15,8 @@ import {
   RECORD_UPSERT,
   statementsFor,
 } from '../sql/statements.js';
-import type { Entity, EntityKind, FeedEntry, RecordRow, StoredRecord, WriteSet, WriteTx } from '../store.js';
-import { borrowBodies } from '../store.js';
+import type { WriteTx } from '../store.js';
+import type { Entity, EntityKind, FeedEntry, RecordRow, StoredRecord, WriteSet } from '../types.js';
 
 export type Db = Kysely<unknown>;
 

@@ -1,5 +1,5 @@
 import type { FeedKind, RecordKind, RemovalReason } from '../../schemas/enums.js';
-import type * as store from '../store.js';
+import type * as store from '../types.js';
 
 // The one place database rows become interface objects, for both backends. What the drivers return
 // differs in two ways only, each coerced by one function below:

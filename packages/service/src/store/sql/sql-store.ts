@@ -1,5 +1,6 @@
 import type { Migration } from 'kysely';
 import type { RecordKind } from '../../schemas/enums.js';
+import type { TrimOptions } from '../trim-options.js';
 import type {
   AuditEntry,
   AuditQuery,
@@ -15,8 +16,7 @@ import type {
   PageRow,
   SearchQuery,
   StoredRecord,
-  TrimOptions,
-} from '../store.js';
+} from '../types.js';
 import type { Backend, Dialect } from './dialect.js';
 import { MIGRATIONS, pendingOf } from './migrations.js';
 import * as rows from './rows.js';

@@ -1,4 +1,4 @@
-import type { AuditQuery, Entity, FeedRow, ListFilter, RecordRow } from '../store.js';
+import type { AuditQuery, Entity, FeedRow, ListFilter, RecordRow } from '../types.js';
 import { type Dialect, numberedPlaceholders } from './dialect.js';
 
 // Every statement both backends run, written once with `?` placeholders; a difference between the

@@ -1,4 +1,4 @@
-import { TRIM_BATCH_ROWS, type TrimBatch, type TrimOptions } from '../store.js';
+import { TRIM_BATCH_ROWS, type TrimBatch, type TrimOptions } from '../trim-options.js';
 import { asNumber, type Row } from './rows.js';
 import type { Statements } from './statements.js';
 

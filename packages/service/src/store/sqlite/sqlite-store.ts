@@ -5,6 +5,8 @@ import Database from 'better-sqlite3';
 import { Kysely, type MigrationProvider, Migrator, SqliteDialect } from 'kysely';
 import { base62 } from '../../ids.js';
 import type { FeedKind, RecordKind, RemovalReason } from '../../schemas/enums.js';
+import { DatabaseMissingError } from '../database-missing-error.js';
+import { borrowBodies } from '../sql/borrow-bodies.js';
 import { SQLITE } from '../sql/dialect.js';
 import { auditColumns, type Row, toEntity, toStored } from '../sql/rows.js';
 import { SqlStore } from '../sql/sql-store.js';
@@ -17,8 +19,8 @@ import {
   valuesOf,
 } from '../sql/statements.js';
 import type { RunBatch } from '../sql/trim.js';
-import type { AuditEntry, Entity, EntityKind, FeedEntry, RecordRow, Store, WriteSet, WriteTx } from '../store.js';
-import { borrowBodies, DatabaseMissingError } from '../store.js';
+import type { Store, WriteTx } from '../store.js';
+import type { AuditEntry, Entity, EntityKind, FeedEntry, RecordRow, WriteSet } from '../types.js';
 import { toStoreError } from '../unavailable.js';
 import { DEFAULT_READER_MMAP_MIB } from './sqlite-defaults.js';
 
