@@ -46,11 +46,11 @@ export class CursorCodec {
   decode(scope: CursorScope, cursor: string): string {
     const raw = Buffer.from(cursor, 'base64url');
     if (raw.length <= MAC_BYTES || raw.toString('base64url') !== cursor)
-      throw new ApiError('invalid_request', 'cursor');
+      throw new ApiError('invalid_request', { param: 'cursor' });
     const payload = raw.subarray(0, raw.length - MAC_BYTES).toString('utf8');
     const expected = this.mac(scope, payload);
     if (!timingSafeEqual(expected, raw.subarray(raw.length - MAC_BYTES))) {
-      throw new ApiError('invalid_request', 'cursor');
+      throw new ApiError('invalid_request', { param: 'cursor' });
     }
     return payload;
   }

@@ -185,7 +185,8 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
     async authenticate(request: AccessRequest): Promise<Principal> {
       const { ip, deferred, budget } = request;
       if (deferred) deferred.address = 'pending';
-      else if (await lockout.ipLocked(ip, budget)) throw new ApiError('rate_limited', undefined, lockout.retryAfter);
+      else if (await lockout.ipLocked(ip, budget))
+        throw new ApiError('rate_limited', { retryAfter: lockout.retryAfter });
       const token = bearerToken(request.authorization);
       if (token !== undefined && request.origin !== undefined && looksLikeSecretKey(token)) {
         return refuse(request, new ApiError('secret_key_in_browser'));
@@ -199,7 +200,7 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
         // The deferred locks and the key's lock in one round trip.
         if ((await checkLocks(deferred, budget, [lockout.keyLock(record.key.id)])) === 0) {
           await lockout.recordFailure(ip, undefined, budget);
-          throw new ApiError('rate_limited', undefined, lockout.retryAfter);
+          throw new ApiError('rate_limited', { retryAfter: lockout.retryAfter });
         }
         return refuse({ budget }, new ApiError('invalid_credentials'), { ip, keyId: record.key.id });
       }
@@ -215,7 +216,7 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
         // A sandbox lockout answers as the failed-authentication lockout does (docs/testing-your-consumer.md).
         const until = parseSandboxIntegration(await meta(sandboxIntegrationKey(integration.id))).lockedUntil;
         if (until !== undefined && clock.now() < until)
-          return refuse(request, new ApiError('rate_limited', undefined, secondsUntil(until, clock.now())));
+          return refuse(request, new ApiError('rate_limited', { retryAfter: secondsUntil(until, clock.now()) }));
       }
       return {
         integrationId: integration.id,
@@ -233,9 +234,9 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
     },
 
     async checkTeam(principal: Principal, team: string): Promise<void> {
-      if (!principal.teams.includes(team)) throw new ApiError('team_not_accessible', 'Service-Team');
+      if (!principal.teams.includes(team)) throw new ApiError('team_not_accessible', { param: 'Service-Team' });
       const record = await loadTeam(team);
-      if (!record.team) throw new ApiError('team_not_accessible', 'Service-Team');
+      if (!record.team) throw new ApiError('team_not_accessible', { param: 'Service-Team' });
       const refusal = teamRefusal(record.team.state, record.org);
       if (refusal) throw new ApiError(refusal);
     },
@@ -254,10 +255,10 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
         // As a spent day or minute would answer: the day first, nothing counted.
         const day = sandbox.quotaExceededUntil;
         if (countsTowardQuota && day !== undefined && now < day)
-          return refuse({ deferred, budget }, new ApiError('quota_exceeded', undefined, wholeSeconds(day - now)));
+          return refuse({ deferred, budget }, new ApiError('quota_exceeded', { retryAfter: wholeSeconds(day - now) }));
         const minute = sandbox.rateLimitedUntil;
         if (minute !== undefined && now < minute)
-          return refuse({ deferred, budget }, new ApiError('rate_limited', undefined, wholeSeconds(minute - now)));
+          return refuse({ deferred, budget }, new ApiError('rate_limited', { retryAfter: wholeSeconds(minute - now) }));
       }
       const pending = pendingLocks(deferred);
       let held = -1;

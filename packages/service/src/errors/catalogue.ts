@@ -60,17 +60,26 @@ export const COMMON_ERRORS = [
   'service_unavailable',
 ] as const satisfies readonly ErrorCode[];
 
+/** What a problem body carries beyond its code. */
+export interface ApiErrorOptions {
+  /** The parameter, header or body field at fault. */
+  param?: string;
+  /** Seconds for `Retry-After`: every 429; a 503 only when set (a database unavailable for now). */
+  retryAfter?: number;
+}
+
 /** A failure the API answers with a problem body. Thrown anywhere below the routes. */
 export class ApiError extends Error {
   readonly status: number;
+  readonly param: string | undefined;
+  readonly retryAfter: number | undefined;
   constructor(
     readonly code: ErrorCode,
-    readonly param?: string,
-    /** Seconds for `Retry-After`: every 429; a 503 only when set (a database unavailable for now). */
-    readonly retryAfter?: number,
-    detail?: string,
+    options: ApiErrorOptions = {},
   ) {
-    super(detail ?? ERROR_CATALOGUE[code].title);
+    super(ERROR_CATALOGUE[code].title);
     this.status = ERROR_CATALOGUE[code].status;
+    this.param = options.param;
+    this.retryAfter = options.retryAfter;
   }
 }

@@ -44,6 +44,6 @@ export function decodeFeedCursor(codec: CursorCodec, team: string, cursor: strin
     reachedText !== '' &&
     Number.isSafeInteger(reachedAt) &&
     (started === null || Number.isSafeInteger(started));
-  if (!valid) throw new ApiError('invalid_request', 'cursor');
+  if (!valid) throw new ApiError('invalid_request', { param: 'cursor' });
   return { epoch, pos, reachedAt, initialSyncStartedAt: started };
 }

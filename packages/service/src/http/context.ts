@@ -62,7 +62,7 @@ export function headerTeam(request: FastifyRequest, principal: Principal): strin
     if (principal.teams.length === 0) throw new ApiError('team_not_accessible');
     throw new ApiError('team_required');
   }
-  if (typeof raw !== 'string' || !TEAM_ID.test(raw)) throw new ApiError('invalid_request', 'Service-Team');
+  if (typeof raw !== 'string' || !TEAM_ID.test(raw)) throw new ApiError('invalid_request', { param: 'Service-Team' });
   if (!principal.teams.includes(raw)) throw new ApiError('team_not_accessible');
   return raw;
 }

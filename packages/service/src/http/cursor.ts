@@ -17,6 +17,6 @@ export function decodeListCursor(codec: CursorCodec, scope: CursorScope, cursor:
   const payload = codec.decode(scope, cursor);
   const dot = payload.indexOf('.');
   const seq = Number(payload.slice(0, dot));
-  if (dot < 1 || !Number.isSafeInteger(seq) || seq < 0) throw new ApiError('invalid_request', 'cursor');
+  if (dot < 1 || !Number.isSafeInteger(seq) || seq < 0) throw new ApiError('invalid_request', { param: 'cursor' });
   return { seq, id: payload.slice(dot + 1) };
 }

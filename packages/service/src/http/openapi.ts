@@ -118,7 +118,7 @@ function problemExamples(): Record<string, { summary: string; value: unknown }> 
   const param: Partial<Record<ErrorCode, string>> = { invalid_request: 'limit' };
   return Object.fromEntries(
     ERROR_CODES.map((code) => {
-      const error = new ApiError(code, param[code]);
+      const error = new ApiError(code, { param: param[code] });
       return [code, { summary: code, value: JSON.parse(bodies.body(error, requestId)) }];
     }),
   );

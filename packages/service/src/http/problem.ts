@@ -86,7 +86,7 @@ function validationParam(error: FastifyError): string | undefined {
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   const fastifyError = error as FastifyError;
-  if (fastifyError.validation) return new ApiError('invalid_request', validationParam(fastifyError));
+  if (fastifyError.validation) return new ApiError('invalid_request', { param: validationParam(fastifyError) });
   switch (fastifyError.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
@@ -98,7 +98,7 @@ export function toApiError(error: unknown): ApiError {
   // Only the store decides that a database fault passes (store/unavailable.ts): a socket error raised
   // anywhere else, such as a client going away mid-body, is not the database's.
   if (error instanceof StoreUnavailableError) {
-    return new ApiError('service_unavailable', undefined, error.retryAfterSeconds);
+    return new ApiError('service_unavailable', { retryAfter: error.retryAfterSeconds });
   }
   return new ApiError('internal_error');
 }

@@ -50,7 +50,7 @@ describe('errors', () => {
   });
 
   it('every 429 the API returns carries Retry-After in whole seconds', async () => {
-    h.access.reserveError = new ApiError('rate_limited', undefined, 12.3);
+    h.access.reserveError = new ApiError('rate_limited', { retryAfter: 12.3 });
     try {
       const res = await h.app.inject({ method: 'GET', url: '/v1/teams', headers: auth(KEY_A) });
       expectProblem(res, 429, 'rate_limited');

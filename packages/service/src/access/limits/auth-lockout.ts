@@ -35,7 +35,11 @@ export class AuthLockout {
 
   /** The address lock of `ip` as a charge checks it, refused as a locked address is. */
   addressLock(ip: string): RefusingLock {
-    return { locks: this.ipLocks, key: ip, refusal: () => new ApiError('rate_limited', undefined, this.retryAfter) };
+    return {
+      locks: this.ipLocks,
+      key: ip,
+      refusal: () => new ApiError('rate_limited', { retryAfter: this.retryAfter }),
+    };
   }
 
   /** The lock of key `keyId` as a charge checks it (wrong secrets are then refused as a locked key is). */
@@ -43,7 +47,7 @@ export class AuthLockout {
     return {
       locks: this.keyLocks,
       key: keyId,
-      refusal: () => new ApiError('rate_limited', undefined, this.retryAfter),
+      refusal: () => new ApiError('rate_limited', { retryAfter: this.retryAfter }),
     };
   }
 

@@ -77,9 +77,9 @@ export class RateLimits {
     if (!charged.ok) {
       if ('lock' in charged) throw (locks[charged.lock] as RefusingLock).refusal();
       if (steps[charged.step]?.counter === this.quota) {
-        throw new ApiError('quota_exceeded', undefined, wholeSeconds(msToMidnight));
+        throw new ApiError('quota_exceeded', { retryAfter: wholeSeconds(msToMidnight) });
       }
-      throw new ApiError('rate_limited', undefined, wholeSeconds(charged.msBeforeNext));
+      throw new ApiError('rate_limited', { retryAfter: wholeSeconds(charged.msBeforeNext) });
     }
     const { on } = charged;
     const minute = charged.windows[steps.length - 1] as Window;

@@ -91,7 +91,8 @@ export const LEAD_ENDPOINTS: readonly Endpoint[] = [
     body: SearchBody,
     response: listOf(Lead, 'LeadSearchList'),
     checkParams: ({ body }) => {
-      if (body.email === undefined && body.phone === undefined) throw new ApiError('invalid_request', 'email');
+      if (body.email === undefined && body.phone === undefined)
+        throw new ApiError('invalid_request', { param: 'email' });
     },
     handle: async ({ deps, team, body }) => {
       const { store, cursors } = deps;

@@ -74,7 +74,7 @@ export function singleFilter(query: Record<string, unknown>, names: readonly str
   let found: string | undefined;
   for (const key of Object.keys(query)) {
     if (!names.includes(key)) continue;
-    if (found !== undefined) throw new ApiError('invalid_request', key);
+    if (found !== undefined) throw new ApiError('invalid_request', { param: key });
     found = key;
   }
   return found;

@@ -51,7 +51,7 @@ export const RECORD_ENDPOINTS: readonly Endpoint[] = [
       // Spec, Paging rules: a conversations cursor is refused once its conversation was erased.
       checkCursor: async ({ store }, id) => {
         const record = await store.getRecord('conversation', id);
-        if (record?.removed === 'erased') throw new ApiError('invalid_request', 'cursor');
+        if (record?.removed === 'erased') throw new ApiError('invalid_request', { param: 'cursor' });
       },
     }),
   }),
