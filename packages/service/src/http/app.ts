@@ -25,6 +25,7 @@ import { DEFAULT_PAGE_CACHE_BYTES, PageCache } from './page-cache.js';
 import { registerEndpoints } from './pipeline.js';
 import { ProblemBodies, sendPlain, sendProblem } from './problem.js';
 import { queryAwareValidatorFactory } from './query-validator.js';
+import { decorateRequestFields } from './request-fields.js';
 import { outcomeOf, requestLogger } from './request-log.js';
 import { fastifyTrustProxy, type TrustProxy } from './trust-proxy.js';
 
@@ -121,15 +122,7 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
   const problems = new ProblemBodies(options.docsUrl);
   app.decorate('problems', problems);
 
-  app.decorateRequest('principal', null);
-  app.decorateRequest('reservation', null);
-  app.decorateRequest('itemsReturned', 0);
-  app.decorateRequest('deferredLocks', null);
-  app.decorateRequest('redisBudget', null);
-  app.decorateRequest('errorCode', null);
-  app.decorateRequest('refusal', null);
-  app.decorateRequest('team', null);
-  app.decorateRequest('routeEndpoint', null);
+  decorateRequestFields(app);
   // While closing, every response ends its connection: one routed before the signal would otherwise stay
   // open as an idle keep-alive connection until the grace period cuts it.
   let closing = false;

@@ -1,12 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type {
-  AccessControl,
-  BudgetWindow,
-  DeferredLocks,
-  RateClass,
-  RequestBudget,
-  Reservation,
-} from '../access/access-control.js';
+import type { AccessControl, BudgetWindow, RateClass } from '../access/access-control.js';
 import { DEFAULT_PAGE_SIZE } from '../schemas/params.js';
 import { endpointOf } from './route-endpoint.js';
 
@@ -22,19 +15,6 @@ export interface Charge {
   quota: boolean;
   /** Items set aside up front: the request's `limit` (query or search body) or a fixed number. */
   items: number | 'limit';
-}
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** Set by the charge hook; settled (and cleared) when the answer is sent. */
-    reservation: Reservation | null;
-    /** Items the route returned (for the quota); 0 until the route says. */
-    itemsReturned: number;
-    /** The lock checks of the address left to the charge (set by the firewall on charged routes). */
-    deferredLocks: DeferredLocks | null;
-    /** The request's Redis time (set by the firewall on every request it lets through). */
-    redisBudget: RequestBudget | null;
-  }
 }
 
 function limitOf(request: FastifyRequest): number {

@@ -37,12 +37,6 @@ export type App = FastifyInstance<
   TypeBoxTypeProvider
 >;
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    principal: Principal | null;
-  }
-}
-
 /** The authenticated principal; the access hook has set it for every endpoint that takes a key. */
 export function principalOf(request: FastifyRequest): Principal {
   if (!request.principal) throw new Error('route without authentication asked for a principal');

@@ -87,13 +87,3 @@ export function endpoint<Q extends TSchema, P extends TSchema, B extends TSchema
 ): Endpoint {
   return spec as unknown as Endpoint;
 }
-
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    endpoint?: Endpoint;
-  }
-  interface FastifyRequest {
-    /** The route's declaration once `endpointOf` (route-endpoint.ts) read it (undefined: unmatched); null until then. */
-    routeEndpoint: Endpoint | undefined | null;
-  }
-}

@@ -42,13 +42,6 @@ export class ProblemBodies {
   }
 }
 
-declare module 'fastify' {
-  interface FastifyInstance {
-    /** This app's problem bodies (its docs URL). */
-    problems: ProblemBodies;
-  }
-}
-
 /** Writes `error` as problem+json with the headers its status requires. */
 export function sendProblem(reply: FastifyReply, error: ApiError): FastifyReply {
   reply.request.errorCode = error.code;

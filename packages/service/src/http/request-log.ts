@@ -22,17 +22,6 @@ export type Refusal =
   | 'ip_not_allowed'
   | 'secret_key_in_browser';
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** The error code of the problem body answered, if any (set by sendProblem). */
-    errorCode: string | null;
-    /** Set when the firewall or authentication refused the request. */
-    refusal: Refusal | null;
-    /** The team the request read, once the endpoint pipeline bound it (pipeline.ts). */
-    team: string | null;
-  }
-}
-
 /** A proxy's request id: printable, no spaces, at most 128 characters; anything else is not logged. */
 const UPSTREAM_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
 

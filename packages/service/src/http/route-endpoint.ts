@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 
-// The route's endpoint declaration as the hooks read it (`routeEndpoint` is declared in endpoint.ts).
+// The route's endpoint declaration as the hooks read it (`routeEndpoint` is declared in request-fields.ts).
 
 /**
  * The declaration of the route a request matched, or undefined for an unmatched URL. Read once per request:

@@ -1,11 +1,12 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 // Where a reader following a request finds each step of the HTTP pipeline: a file says what it holds.
 
-const HTTP = resolve(dirname(fileURLToPath(import.meta.url)), '../../src/http');
+const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../../src');
+const HTTP = join(SRC, 'http');
 
 /** The names a source file exports (functions, classes, constants, types). */
 function exportsOf(path: string): string[] {
@@ -25,5 +26,19 @@ describe('the files of http/', () => {
       expect(existsSync(path), file).toBe(true);
       expect(exportsOf(path), file).toEqual([name]);
     }
+  });
+
+  it("one file declares every field the app adds to Fastify's types, and gives each request field its start", () => {
+    const sources = (readdirSync(SRC, { recursive: true }) as string[]).filter((file) => file.endsWith('.ts'));
+    const declaring = sources.filter((file) =>
+      readFileSync(join(SRC, file), 'utf8').includes("declare module 'fastify'"),
+    );
+    expect(declaring).toEqual([join('http', 'request-fields.ts')]);
+    const source = readFileSync(join(HTTP, 'request-fields.ts'), 'utf8');
+    const block = /interface FastifyRequest \{([^}]*)\}/.exec(source)?.[1] ?? '';
+    const fields = [...block.matchAll(/^\s+(\w+): /gm)].map((m) => m[1]);
+    const started = [...source.matchAll(/decorateRequest\('(\w+)'/g)].map((m) => m[1]);
+    expect(fields.length).toBe(9);
+    expect(started).toEqual(fields);
   });
 });
