@@ -33,7 +33,7 @@ export const { DEFAULT_PAGE_CACHE_BYTES } = (await dist(
 )) as typeof import('../src/http/page-cache.js');
 export const { encodeListCursor } = (await dist('http/cursor.js')) as typeof import('../src/http/cursor.js');
 export const { ingestFile } = (await dist('ingest/ingest-file.js')) as typeof import('../src/ingest/ingest-file.js');
-export const { Metrics } = (await dist('ops/metrics.js')) as typeof import('../src/ops/metrics.js');
+export const { Metrics } = (await dist('metrics/metrics.js')) as typeof import('../src/metrics/metrics.js');
 export const { SCOPES } = (await dist('schemas/enums.js')) as typeof import('../src/schemas/enums.js');
 export const { createLogger, startServer } = (await dist('server.js')) as typeof import('../src/server.js');
 export const { PostgresStore } = (await dist(

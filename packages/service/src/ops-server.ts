@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DocsPages } from './http/docs/docs-pages.js';
-import type { RedisState } from './ops/metrics.js';
+import type { RedisState } from './metrics/metrics.js';
 import type { Store } from './store/store.js';
 
 // The operator listener (docs/operations.md): its own port, off the API's `/v1` surface and its firewall,

@@ -237,7 +237,7 @@ async function startPrimaryOps(
  * In a worker of a primary with an operator listener: the registry the primary's scrape reads over the IPC
  * channel (worker-metrics.ts).
  */
-export async function workerMetrics(): Promise<import('../ops/metrics.js').Metrics> {
+export async function workerMetrics(): Promise<import('../metrics/metrics.js').Metrics> {
   const { workerRegistry } = await import('./worker-metrics.js');
   return workerRegistry();
 }

@@ -1,6 +1,6 @@
 import type { Worker } from 'node:cluster';
 import { AggregatorRegistry, Gauge, Registry } from 'prom-client';
-import { Metrics, SCRAPE_QUERY_MS } from '../ops/metrics.js';
+import { Metrics, SCRAPE_QUERY_MS } from '../metrics/metrics.js';
 
 // `serve --workers` with an operator listener: the primary's /metrics asks every listening worker for its
 // registry over the IPC channel and sums what answers in time (docs/operations.md). A worker that is starting,

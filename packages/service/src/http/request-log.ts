@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import ipaddr from 'ipaddr.js';
 import type { Logger } from 'pino';
-import type { RequestOutcome } from '../ops/metrics.js';
+import type { RequestOutcome } from '../metrics/metrics.js';
 import type { TrustProxy } from './trust-proxy.js';
 
 // One log line per request (docs/operations.md, "Request log"), written when the answer has been sent.

@@ -5,7 +5,7 @@ import { holdNotReady, setTeamCapability } from '../../src/access/sandbox.js';
 import { ManualClock } from '../../src/clock.js';
 import { DEFAULT_LIMITS } from '../../src/config.js';
 import { buildApp } from '../../src/http/app.js';
-import { Metrics } from '../../src/ops/metrics.js';
+import { Metrics } from '../../src/metrics/metrics.js';
 import type { Store } from '../../src/store/store.js';
 import { describeEachBackend } from '../support/backends.js';
 import { seedTeam } from './fixtures.js';

@@ -157,7 +157,7 @@ const SERVICE_LAYERS: readonly (readonly string[])[] = [
   ['server.ts'],
   ['ops-server.ts'],
   ['http'],
-  ['ops', 'feed'],
+  ['metrics', 'feed'],
   ['cursor-codec.ts', 'list-envelope.ts'],
   ['access'],
   ['settings.ts'],

@@ -15,7 +15,7 @@ const STORE_FILE = join(SERVICE, 'src/store/store.ts');
 const WRITE_MEMBERS = new Set(['write', 'setMeta', 'appendAudit', 'trimFeed']);
 /** Folders allowed to use them. */
 const WRITERS = ['src/write/', 'src/store/'];
-/** What write/ may import: the layers below it (never access/, feed/, http/, cli/, ops/, demo/, ingest/). */
+/** What write/ may import: the layers below it (never access/, feed/, http/, cli/, metrics/, demo/, ingest/). */
 const BELOW_WRITE = [
   'src/write/',
   'src/schemas/',

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { Metrics } from '../../src/ops/metrics.js';
+import { Metrics } from '../../src/metrics/metrics.js';
 import type { FeedEntry, Store } from '../../src/store/store.js';
 import { describeEachBackend } from '../support/backends.js';
 import { sample } from './scrape.js';
