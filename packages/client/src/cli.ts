@@ -223,13 +223,16 @@ async function runTortureCommand(flags: TortureFlags): Promise<number> {
       holdBackMs: service ? 0 : flags.holdBack * 1000,
       runTimeoutMs: flags.runTimeout * 1000,
       keepState: flags.keepState,
+      ...(service ? { service } : {}),
       log: flags.json ? undefined : (line) => process.stderr.write(`${line}\n`),
     });
     if (flags.json) say(JSON.stringify(result));
     else {
       say(`${result.records} records of ${result.teams.length} team(s) in the lists`);
       for (const v of result.verdicts) say(formatVerdict(v));
-      say(result.pass ? 'verdict: PASS (every history)' : 'verdict: FAIL');
+      const skipped = result.verdicts.filter((v) => v.skipped).length;
+      const passed = skipped > 0 ? `verdict: PASS (${skipped} history(ies) skipped)` : 'verdict: PASS (every history)';
+      say(result.pass ? passed : 'verdict: FAIL');
     }
     return result.pass ? 0 : 1;
   } catch (err) {
@@ -244,13 +247,16 @@ async function runTortureCommand(flags: TortureFlags): Promise<number> {
 
 /** `PASS clean (812 records, 1 run(s), 2.1 s)` or `FAIL ...` with the first differences indented. */
 export function formatVerdict(v: HistoryVerdict): string {
+  if (v.skipped) return `SKIP ${v.history} (${v.skipped})`;
   const seconds = (v.runs.reduce((s, r) => s + r.ms, 0) / 1000).toFixed(1);
   const injected = Object.entries(v.injected)
     .map(([k, n]) => `${k}=${n}`)
     .join(' ');
   // A run that failed leaves nothing to compare: say so instead of "0 records".
   const compared = v.compared > 0 ? `${v.compared} records` : 'copy not compared';
-  const head = `${v.pass ? 'PASS' : 'FAIL'} ${v.history} (${compared}, ${v.runs.length} run(s), ${seconds} s${injected ? `; injected ${injected}` : ''}${v.unjudged ? `; ${v.unjudged} unknown-kind record(s) kept` : ''})`;
+  const killed = v.runs.filter((r) => r.killed).length;
+  const runs = `${v.runs.length} run(s)${killed > 0 ? `, ${killed} killed` : ''}`;
+  const head = `${v.pass ? 'PASS' : 'FAIL'} ${v.history} (${compared}, ${runs}, ${seconds} s${injected ? `; injected ${injected}` : ''}${v.unjudged ? `; ${v.unjudged} unknown-kind record(s) kept` : ''})`;
   const lines = [head, ...v.failures.map((f) => `  - ${f}`)];
   if (!v.pass && v.stderrTail)
     lines.push(
@@ -260,6 +266,7 @@ export function formatVerdict(v: HistoryVerdict): string {
         .slice(-5)
         .map((l) => `  | ${l}`),
     );
+  if (v.stderrFile) lines.push(`  the consumer's standard error, every run: ${v.stderrFile}`);
   if (v.stateDir) lines.push(`  state: ${v.stateDir}`);
   return lines.join('\n');
 }

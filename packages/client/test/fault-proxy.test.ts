@@ -156,7 +156,7 @@ describe('fault proxy', () => {
       const body = (await res.json()) as { code: string; status: number; request_id: string };
       expect(body).toMatchObject({ code, status });
       expect(res.headers.get('service-request-id')).toBe(body.request_id);
-      expect(res.headers.get('retry-after')).toBe(status === 429 ? '9' : null);
+      expect(res.headers.get('retry-after')).toBe(status === 429 || status >= 500 ? '9' : null);
       expect(feedRequests()).toBe(0);
     });
   }

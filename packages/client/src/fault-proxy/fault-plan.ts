@@ -31,6 +31,8 @@ export const FAULT_KINDS = [
   'cut_connection',
   /** 404 `team_not_accessible`: the key no longer reads the team named in `Service-Team`. */
   'team_not_accessible',
+  /** Forward, then pass on the status, the headers and half the body, and reset the connection. */
+  'cut_mid_body',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
@@ -38,16 +40,20 @@ export type FaultKind = (typeof FAULT_KINDS)[number];
 export const FEED_ONLY_FAULTS: readonly FaultKind[] = ['sync_cursor_expired', 'resync_required', 'capture_not_ready'];
 
 /**
- * Faults a random plan never draws unless asked for by name: they are not passing faults a consumer
- * retries or resyncs away, but a change of what the key reads (the torture kit scripts them).
+ * Faults a random plan never draws unless asked for by name: `team_not_accessible` is not a passing fault
+ * a consumer retries or resyncs away but a change of what the key reads (the torture kit scripts it);
+ * `cut_mid_body` came after random plans' seeds were in use, and a seed keeps drawing what it drew.
  */
-export const SCRIPTED_ONLY_FAULTS: readonly FaultKind[] = ['team_not_accessible'];
+export const SCRIPTED_ONLY_FAULTS: readonly FaultKind[] = ['team_not_accessible', 'cut_mid_body'];
 
 export interface Fault {
   kind: FaultKind;
   /** For `delay` (default 200 ms). */
   delayMs?: number;
-  /** `Retry-After` seconds for `rate_limited` / `quota_exceeded` (default 1). */
+  /**
+   * `Retry-After` seconds for `rate_limited` / `quota_exceeded` (default 1); on `internal_error` and
+   * `service_unavailable` only when set.
+   */
   retryAfter?: number;
 }
 
@@ -57,6 +63,8 @@ export interface FaultRequest {
   path: string;
   /** The `Service-Team` header, when the request carries one. */
   team?: string;
+  /** The query string as sent (`?limit=100&cursor=...`), or empty. */
+  query?: string;
 }
 
 export interface FaultPlan {

@@ -24,6 +24,11 @@ export interface FaultProxyOptions {
    */
   rewrite?: (request: FaultRequest, body: Buffer) => Buffer;
   /**
+   * Awaited when a request has arrived, before the plan sees it: the torture kit changes the service or
+   * stops the consumer there. Receives the same request object as the plan.
+   */
+  before?: (request: FaultRequest) => Promise<void>;
+  /**
    * Bound of the answers remembered for `duplicate_page`, counting each one's key, headers and body
    * (default 16 MiB); the least recently used are forgotten first.
    */
@@ -99,6 +104,16 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     res.end(c.body);
   };
 
+  /** The whole answer's headers, half its body, then the connection reset: the body ends early. */
+  const cutMidBody = (req: IncomingMessage, res: ServerResponse, c: Captured) => {
+    const headers = { ...c.headers };
+    delete headers['transfer-encoding'];
+    delete headers.connection;
+    headers['content-length'] = String(c.body.length);
+    res.writeHead(c.status, headers);
+    res.write(c.body.subarray(0, Math.floor(c.body.length / 2)), () => req.socket.destroy());
+  };
+
   const problem = (res: ServerResponse, fault: Fault, status: number, code: string) => {
     const requestId = `req_${randomUUID()}`;
     const type = `${docsUrl}/errors#${code}`;
@@ -107,6 +122,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
       'service-request-id': requestId,
     };
     if (status === 429) headers['retry-after'] = String(fault.retryAfter ?? 1);
+    else if (status >= 500 && fault.retryAfter !== undefined) headers['retry-after'] = String(fault.retryAfter);
     res.writeHead(status, headers);
     res.end(JSON.stringify({ type, title: `Injected ${code}`, status, code, request_id: requestId, doc_url: type }));
   };
@@ -126,6 +142,8 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     });
     const request: FaultRequest = { method: req.method ?? 'GET', path };
     if (typeof teamHeader === 'string') request.team = teamHeader;
+    request.query = new URL(req.url ?? '/', 'http://x').search;
+    if (options.before) await options.before(request);
     const fault = plan.next(request);
     if (fault) injected[fault.kind] = (injected[fault.kind] ?? 0) + 1;
     const kind = fault?.kind;
@@ -153,6 +171,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     }
     // The server answered (and may have counted the items); the consumer never hears of it.
     if (kind === 'drop_response') return void req.socket.destroy();
+    if (kind === 'cut_mid_body') return cutMidBody(req, res, answer);
     send(res, answer);
   };
 

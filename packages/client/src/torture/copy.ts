@@ -77,24 +77,46 @@ export async function readLists(client: CrmExportClient, teams: string[]): Promi
     for await (const x of c.iterate.calls({ limit: 100 })) put(team, 'call', x);
     for await (const x of c.iterate.conversations({ limit: 100 })) put(team, 'conversation', x);
     for await (const x of c.iterate.bookings({ limit: 100 })) put(team, 'booking', x);
-    for (const id of leads) {
-      const detail = (await client.lead(id)) as unknown as Record<string, unknown>;
-      if (detail.attribution) put(team, 'lead_attribution', detail.attribution);
-      if (detail.response) put(team, 'lead_response', detail.response);
-      for await (const a of client.iterate.leadActivities(id, { limit: 100 })) put(team, 'activity', a);
-    }
+    // A few leads at a time: the kit reads the lists again after every change it makes.
+    let next = 0;
+    const worker = async () => {
+      for (let id = leads[next++]; id !== undefined; id = leads[next++]) {
+        const detail = (await client.lead(id)) as unknown as Record<string, unknown>;
+        if (detail.attribution) put(team, 'lead_attribution', detail.attribution);
+        if (detail.response) put(team, 'lead_response', detail.response);
+        for await (const a of client.iterate.leadActivities(id, { limit: 100 })) put(team, 'activity', a);
+      }
+    };
+    await Promise.all(Array.from({ length: LEAD_READERS }, worker));
   }
   return out;
 }
+
+const LEAD_READERS = 6;
 
 export interface CompareOptions {
   /** Teams whose records may be missing from the copy (a team that left the key); held ones must still be right. */
   leftTeams?: ReadonlySet<string>;
 }
 
+/** One difference between a copy and the records it should hold. */
+export interface Difference {
+  key: string;
+  team: string;
+  what: 'twice' | 'missing' | 'version' | 'content' | 'extra';
+  /** The version the copy holds. */
+  held?: number;
+  /** The version expected. */
+  want?: number;
+  /** As the verdict prints it: the record's key, versions and the names of differing fields. */
+  text: string;
+}
+
 export interface Comparison {
   /** Every difference, worst first is not promised; the verdict prints the first few. */
   differences: string[];
+  /** The same differences, for the kit to say which rule each one breaks. */
+  found: Difference[];
   /** Records of the lists compared. */
   compared: number;
   /** Copy lines of kinds the lists do not serve (an unknown kind kept): allowed, not judged. */
@@ -107,7 +129,8 @@ export function compareCopy(
   copy: CopyRecord[],
   options: CompareOptions = {},
 ): Comparison {
-  const differences: string[] = [];
+  const found: Difference[] = [];
+  const add = (d: Omit<Difference, 'team'>, r: { team: string }) => found.push({ ...d, team: r.team });
   const held = new Map<string, CopyRecord>();
   let unjudged = 0;
   for (const r of copy) {
@@ -116,21 +139,34 @@ export function compareCopy(
       continue;
     }
     const k = recordKey(r);
-    if (held.has(k)) differences.push(`${k}: held twice`);
+    if (held.has(k)) add({ key: k, what: 'twice', text: `${k}: held twice` }, r);
     held.set(k, r);
   }
   for (const [k, want] of expected) {
     const got = held.get(k);
     if (!got) {
-      if (!options.leftTeams?.has(want.team)) differences.push(`${k}: missing (lists: v${want.version})`);
+      if (!options.leftTeams?.has(want.team))
+        add({ key: k, what: 'missing', want: want.version, text: `${k}: missing (lists: v${want.version})` }, want);
       continue;
     }
-    if (got.version !== want.version) differences.push(`${k}: holds v${got.version}, lists: v${want.version}`);
+    const versions = { held: got.version, want: want.version };
+    if (got.version !== want.version)
+      add({ key: k, what: 'version', ...versions, text: `${k}: holds v${got.version}, lists: v${want.version}` }, want);
     else if (!isDeepStrictEqual(got.record, want.record))
-      differences.push(`${k}: v${got.version} content differs (${differingFields(got.record, want.record)})`);
+      add(
+        {
+          key: k,
+          what: 'content',
+          ...versions,
+          text: `${k}: v${got.version} content differs (${differingFields(got.record, want.record)})`,
+        },
+        want,
+      );
   }
-  for (const k of held.keys()) if (!expected.has(k)) differences.push(`${k}: held, but the lists do not serve it`);
-  return { differences, compared: expected.size, unjudged };
+  for (const [k, r] of held)
+    if (!expected.has(k))
+      add({ key: k, what: 'extra', held: r.version, text: `${k}: held, but the lists do not serve it` }, r);
+  return { differences: found.map((d) => d.text), found, compared: expected.size, unjudged };
 }
 
 /** Names of the top-level fields that differ (never their values: they are personal data). */

@@ -1,9 +1,10 @@
 // `torture --start-service CMD`: a throwaway crm-export service for the kit, started with the service's
 // own commands (this package does not depend on the service's code): demo data in a temporary SQLite
 // database, a key reading its teams, and `serve` on a free loopback port with a roomy item budget and no
-// feed hold-back, so every history can read everything at once.
+// feed hold-back, so every history can read everything at once. The histories that change the service
+// while a consumer reads apply CRM events to its database with `ingest`.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { signalGroup, trackGroup } from './process-groups.js';
@@ -17,7 +18,12 @@ export interface DemoServiceOptions {
   seed?: number;
 }
 
-export interface DemoService {
+/** Changes the service while it serves: CRM events in the NDJSON ingest format (docs/ingest.md). */
+export interface ServiceWriter {
+  ingest(events: object[]): Promise<void>;
+}
+
+export interface DemoService extends ServiceWriter {
   baseUrl: string;
   key: string;
   teams: string[];
@@ -74,10 +80,16 @@ export async function startDemoService(command: string, options: DemoServiceOpti
         reject(new Error(`the service exited with ${code}: ${err.slice(-500)}`));
       });
     });
+    let batches = 0;
     return {
       baseUrl,
       key: created.key,
       teams: demo.teams,
+      ingest: async (events) => {
+        const file = join(dir, `changes-${++batches}.ndjson`);
+        writeFileSync(file, events.map((e) => `${JSON.stringify(e)}\n`).join(''));
+        await output(`${command} ingest --db ${db} --json ${JSON.stringify(file)}`);
+      },
       close: async () => {
         await stopGroup(child);
         process.off('exit', removeDir);

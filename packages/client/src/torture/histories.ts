@@ -1,141 +1,23 @@
 // The scripted failure histories of the torture kit: what the proxy does to the consumer's requests in
 // each run, and what the copy must hold afterwards.
-import type { Fault, FaultPlan, FaultRequest } from '../fault-proxy/fault-plan.js';
-import { type CopyRecord, recordKey } from './copy.js';
+import type { Fault } from '../fault-proxy/fault-plan.js';
+import type { CopyRecord } from './copy.js';
+import {
+  counter,
+  editPage,
+  type FeedItem,
+  feedFaults,
+  GHOST_KINDS,
+  ghost,
+  type History,
+  isFeed,
+  latestItem,
+  noFaults,
+  plain,
+  reached,
+} from './history-tools.js';
 
-export interface HistoryContext {
-  /** Teams the key reads (from `/v1/teams`, read directly). */
-  teams: string[];
-  /** Every record the lists serve, by `team/kind/id`. */
-  expected: ReadonlyMap<string, CopyRecord>;
-}
-
-/** What the proxy does during one run of the consumer. */
-export interface RunScript {
-  plan: FaultPlan;
-  rewrite?: (request: FaultRequest, body: Buffer) => Buffer;
-}
-
-/** One history as it unfolds: the script of each run and, afterwards, what the copy is judged against. */
-export interface HistoryRun {
-  script(run: number): RunScript;
-  /** Records the copy must hold instead of the lists' (records the history changed on their way). */
-  overrides(): CopyRecord[];
-  /** Teams that left the key during the history. */
-  leftTeams(): string[];
-  /** Reasons the history did not happen as scripted (the consumer never made the requests it needs). */
-  incomplete(): string[];
-}
-
-export interface History {
-  name: string;
-  /** What happens, in one line. */
-  summary: string;
-  /** Runs of the consumer (each resumes from the state the previous one left). */
-  runs: number;
-  /** Teams the key must read. */
-  minTeams: number;
-  start(ctx: HistoryContext): HistoryRun;
-}
-
-interface FeedItem {
-  kind: string;
-  id: string;
-  version: number;
-  object?: Record<string, unknown>;
-  removed?: unknown;
-}
-interface FeedPage {
-  data: FeedItem[];
-  [field: string]: unknown;
-}
-
-const FEED = '/sync/changes';
-const isFeed = (r: FaultRequest) => r.path.endsWith(FEED);
-
-/** Numbers each request per path and team (1, 2, ...), so a script can say "the team's second feed request". */
-function counter() {
-  const counts = new Map<string, number>();
-  const seen = new WeakMap<FaultRequest, number>();
-  return {
-    count(r: FaultRequest): number {
-      const known = seen.get(r);
-      if (known !== undefined) return known;
-      const k = `${r.path}\u0000${r.team ?? ''}`;
-      const n = (counts.get(k) ?? 0) + 1;
-      counts.set(k, n);
-      seen.set(r, n);
-      return n;
-    },
-    /** Feed requests a team made so far. */
-    feed(team: string): number {
-      let n = 0;
-      for (const [k, v] of counts) if (k.endsWith(`${FEED}\u0000${team}`)) n += v;
-      return n;
-    },
-  };
-}
-
-function editPage(body: Buffer, edit: (page: FeedPage) => void): Buffer {
-  const page = JSON.parse(body.toString('utf8')) as FeedPage;
-  edit(page);
-  return Buffer.from(JSON.stringify(page));
-}
-
-/** An item of the page that carries the version the lists serve (its record's latest), of one of `kinds`. */
-function latestItem(page: FeedPage, team: string, ctx: HistoryContext, kinds: string[]): FeedItem | undefined {
-  for (const kind of kinds) {
-    const item = page.data.find((i) => {
-      const want = ctx.expected.get(recordKey({ team, kind: i.kind, id: i.id }));
-      return i.kind === kind && i.object && want?.version === i.version;
-    });
-    if (item) return item;
-  }
-  return undefined;
-}
-
-const GHOST_KINDS = ['call', 'conversation', 'booking', 'board'];
-
-/**
- * A copy of a record of the page under a new id: a record the service no longer has (a restore took it
- * away, or its removal fell out of the feed), which only a full resync's sweep deletes.
- */
-function ghost(page: FeedPage, n: number): FeedItem | undefined {
-  const model = page.data.find((i) => GHOST_KINDS.includes(i.kind) && i.object);
-  if (!model?.object) return undefined;
-  const id = `${model.id.split('_')[0]}_TortureGhost${n}`;
-  return { kind: model.kind, id, version: 1, object: { ...model.object, id, version: 1 } };
-}
-
-function noFaults(): FaultPlan {
-  return { next: () => null };
-}
-
-/** Faults on each team's feed requests by their number. */
-function feedFaults(c: ReturnType<typeof counter>, faults: Record<number, Fault>, teamsFault?: Fault): FaultPlan {
-  return {
-    next(r) {
-      const n = c.count(r);
-      if (isFeed(r)) return faults[n] ?? null;
-      if (teamsFault && r.path.endsWith('/teams') && n === 1) return teamsFault;
-      return null;
-    },
-  };
-}
-
-const plain = (runs: { script: (run: number) => RunScript; incomplete?: () => string[] }): HistoryRun => ({
-  script: runs.script,
-  overrides: () => [],
-  leftTeams: () => [],
-  incomplete: runs.incomplete ?? (() => []),
-});
-
-/** Requires every team to have made at least `n` feed requests (the scripted fault was reached). */
-function reached(ctx: HistoryContext, c: ReturnType<typeof counter>, n: number, what: string): string[] {
-  return ctx.teams
-    .filter((t) => c.feed(t) < n)
-    .map((t) => `${t}: only ${c.feed(t)} feed request(s), ${what} needs ${n}`);
-}
+export type { History, HistoryContext, HistoryRun, RunScript } from './history-tools.js';
 
 export const HISTORIES: History[] = [
   {

@@ -23,6 +23,16 @@ export function signalGroup(pid: number, signal: NodeJS.Signals): boolean {
   }
 }
 
+/** True while any process of the group of `pid` exists, a killed one not yet reaped (a zombie) included. */
+export function groupExists(pid: number): boolean {
+  try {
+    process.kill(process.platform === 'win32' ? pid : -pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Sends `signal` to every group the kit started that is still running. */
 export function signalStartedGroups(signal: NodeJS.Signals): void {
   for (const pid of started) signalGroup(pid, signal);
