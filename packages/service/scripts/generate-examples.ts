@@ -12,15 +12,14 @@ import { runDemo } from '../src/demo/run-demo.js';
 import { buildApp } from '../src/http/app.js';
 import { ENDPOINTS } from '../src/http/endpoints.js';
 import { SCOPES } from '../src/schemas/enums.js';
-import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
+import { openStore } from '../src/store/open-store.js';
 import { captureTeam } from '../src/write/commands/capture.js';
 import { runCommand } from '../src/write/commands/commands.js';
 
 const NOW = Date.parse('2026-03-02T09:00:00.000Z');
 const target = fileURLToPath(new URL('../src/schemas/generated/examples.ts', import.meta.url));
 
-const store = new SqliteStore({ path: ':memory:' });
-await store.migrate();
+const store = await openStore('sqlite::memory:');
 const clock = new ManualClock(NOW - 86_400_000);
 await runDemo(store, { seed: 7, teams: 1, leads: 6, now: NOW - 86_400_000, clock, reclaimSpace: false });
 clock.set(new Date(NOW).toISOString());

@@ -7,7 +7,7 @@ import Value from 'typebox/value';
 import { DEFAULT_LIMITS, LIMIT_ORDER, LIMITS_SCHEMA, type Limits } from './config.js';
 import { DEFAULT_DEMO_LEADS, DEFAULT_DEMO_TEAMS, DEMO_BATCH } from './demo/demo-defaults.js';
 import { DEFAULT_INGEST_BATCH, DEFAULT_STDIN_LIMIT_MIB } from './ingest/ingest-defaults.js';
-import { DEFAULT_READER_MMAP_MIB } from './store/sqlite/sqlite-defaults.js';
+import { SQLITE_DEFAULTS } from './store/backend-defaults.js';
 
 // Every setting of `crm-export`: each environment variable and each flag that changes how a command runs,
 // with its TypeBox schema (type, range, default), in one table. Nothing else reads `process.env`. A bad
@@ -74,7 +74,7 @@ export const SETTINGS = {
   },
   sqliteMmap: {
     env: 'CRM_EXPORT_SQLITE_MMAP_MIB',
-    schema: int(0, 2048, DEFAULT_READER_MMAP_MIB),
+    schema: int(0, 2048, SQLITE_DEFAULTS.readerMmapMib),
     help: 'MiB of a SQLite database file mapped into memory for reading (0: read through the file); mapped pages count in RSS as file-backed memory',
     usedBy: 'every command with a SQLite database',
   },

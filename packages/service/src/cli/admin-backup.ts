@@ -3,8 +3,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { systemClock } from '../clock.js';
 import { AdminError } from '../errors/admin-error.js';
-import { SqliteStore } from '../store/sqlite/sqlite-store.js';
-import { erasureLine, listErasures, parseErasures, replayErasures } from '../write/erasure-replay.js';
+import { erasureLine, listErasures, parseErasures, replayErasures } from '../write/events/erasure-replay.js';
 import { type CommonOptions, common, confirmed, type OpenStore, refuse, run, yesOption } from './admin-run.js';
 import { resolveDbUrl, startDir } from './options.js';
 import { checkOutputFiles } from './output-files.js';
@@ -38,7 +37,8 @@ export function registerBackupCommands(program: Command, open: OpenStore): void 
         open,
         o,
         async (store) => {
-          if (!(store instanceof SqliteStore)) throw new AdminError('invalid_argument', PG_DUMP_HINT);
+          // A capability of the backend (`Store.backup`): PostgreSQL has none.
+          if (!store.backup) throw new AdminError('invalid_argument', PG_DUMP_HINT);
           const to = fromCwd(o.to);
           checkOutputFiles(resolveDbUrl(o.db), `--to ${o.to}`, [to, `${to}-wal`, `${to}-shm`]);
           if (existsSync(to) && !o.force)

@@ -1,7 +1,7 @@
 import type { AccessControl } from '../access/access-control.js';
 import { systemClock } from '../clock.js';
 import { DEFAULT_LIMITS } from '../config.js';
-import { SqliteStore } from '../store/sqlite/sqlite-store.js';
+import { openStore } from '../store/open-store.js';
 import { buildApp } from './app.js';
 
 /** Access control for an app that only describes itself: serving a request with it is a bug. */
@@ -13,8 +13,7 @@ const NOT_SERVING: AccessControl = new Proxy({} as AccessControl, {
 
 /** The OpenAPI 3.1 document of the API, from the route schemas (what openapi.json holds). */
 export async function openapiDocument(): Promise<Record<string, unknown>> {
-  const store = new SqliteStore({ path: ':memory:' });
-  await store.migrate();
+  const store = await openStore('sqlite::memory:');
   const app = buildApp({ store, access: NOT_SERVING, clock: systemClock, limits: DEFAULT_LIMITS, logger: false });
   try {
     await app.ready();

@@ -1,5 +1,6 @@
 import { Kysely, type MigrationProvider, Migrator, PostgresDialect, type PostgresQueryResult, sql } from 'kysely';
 import type pg from 'pg';
+import { POSTGRES_DEFAULTS as DEFAULTS } from '../backend-defaults.js';
 import { POSTGRES } from '../sql/dialect.js';
 import { auditColumns, type Row } from '../sql/rows.js';
 import { SqlStore } from '../sql/sql-store.js';
@@ -29,13 +30,6 @@ export interface PostgresStoreOptions {
   applicationName?: string;
 }
 
-const DEFAULTS = {
-  schema: 'public',
-  poolSize: 10,
-  statementTimeoutMs: 15_000,
-  connectTimeoutMs: 10_000,
-  applicationName: 'crm-export',
-} as const;
 const IDLE_IN_TRANSACTION_MS = 60_000;
 /** A plain identifier, so it can go into the connection `options` and DDL unquoted. */
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;

@@ -5,6 +5,7 @@ import Database from 'better-sqlite3';
 import { Kysely, type MigrationProvider, Migrator, SqliteDialect } from 'kysely';
 import { base62 } from '../../ids.js';
 import type { FeedKind, RecordKind, RemovalReason } from '../../schemas/enums.js';
+import { SQLITE_DEFAULTS } from '../backend-defaults.js';
 import { DatabaseMissingError } from '../database-missing-error.js';
 import { borrowBodies } from '../sql/borrow-bodies.js';
 import { SQLITE } from '../sql/dialect.js';
@@ -22,14 +23,13 @@ import type { RunBatch } from '../sql/trim.js';
 import type { Store, WriteTx } from '../store.js';
 import type { AuditEntry, Entity, EntityKind, FeedEntry, RecordRow, WriteSet } from '../types.js';
 import { toStoreError } from '../unavailable.js';
-import { DEFAULT_READER_MMAP_MIB } from './sqlite-defaults.js';
 
 export interface SqliteStoreOptions {
   /** A file path, or `:memory:` for a throw-away database (a temp file, so readers can share it). */
   path: string;
   /** Refuse a file that does not exist instead of creating it (and its folder). */
   mustExist?: boolean;
-  /** MiB of the file the reader maps into memory; 0 reads through the file (default DEFAULT_READER_MMAP_MIB). */
+  /** MiB of the file the reader maps into memory; 0 reads through the file (default `SQLITE_DEFAULTS`). */
   readerMmapMib?: number;
 }
 
@@ -72,7 +72,7 @@ export class SqliteStore extends SqlStore implements Store {
   constructor(options: SqliteStoreOptions) {
     super(SQLITE);
     this.temporary = options.path === ':memory:';
-    this.readerMmapBytes = (options.readerMmapMib ?? DEFAULT_READER_MMAP_MIB) * 1024 * 1024;
+    this.readerMmapBytes = (options.readerMmapMib ?? SQLITE_DEFAULTS.readerMmapMib) * 1024 * 1024;
     this.path = this.temporary ? join(tmpdir(), `crm-export-${process.pid}-${base62(10)}.db`) : options.path;
     if (options.mustExist && !this.temporary && !existsSync(this.path)) {
       throw new DatabaseMissingError(`no database at ${this.path}`);
