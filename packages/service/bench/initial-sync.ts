@@ -3,7 +3,7 @@ import { createWriteStream, existsSync, mkdirSync, readFileSync, renameSync, rmS
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { Store } from '../src/store/store.js';
-import type { CrmEvent } from '../src/write/events.js';
+import type { CrmEvent } from '../src/write/events/events.js';
 import type { ApiServerConfig } from './api-server.js';
 import { type ServerProcess, startServerProcess } from './harness.js';
 import { postgresLeads } from './lead-data.js';

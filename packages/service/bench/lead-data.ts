@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import type { Store } from '../src/store/store.js';
-import type { CrmEvent } from '../src/write/events.js';
+import type { CrmEvent } from '../src/write/events/events.js';
 import { Crm, createIntegration, PostgresStore, SqliteStore, systemClock } from './service.js';
 
 // Bench data: one team of N leads written through the write side (Crm.applyBatch, like ingest and the

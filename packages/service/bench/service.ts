@@ -43,5 +43,5 @@ export const { SqliteStore } = (await dist(
   'store/sqlite/sqlite-store.js',
 )) as typeof import('../src/store/sqlite/sqlite-store.js');
 export const { TRIM_BATCH_ROWS } = (await dist('store/store.js')) as typeof import('../src/store/store.js');
-export const { Crm } = (await dist('write/crm.js')) as typeof import('../src/write/crm.js');
-export const { EVENT_TYPES } = (await dist('write/events.js')) as typeof import('../src/write/events.js');
+export const { Crm } = (await dist('write/events/crm.js')) as typeof import('../src/write/events/crm.js');
+export const { EVENT_TYPES } = (await dist('write/events/events.js')) as typeof import('../src/write/events/events.js');

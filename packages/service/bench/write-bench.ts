@@ -12,7 +12,7 @@ import {
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import type { Store, WriteSet, WriteTx } from '../src/store/store.js';
-import type { CrmEvent } from '../src/write/events.js';
+import type { CrmEvent } from '../src/write/events/events.js';
 import { fmtInt, fmtRatio } from './harness.js';
 import { CACHE_DIR, pgBenchUrl } from './lead-data.js';
 import {

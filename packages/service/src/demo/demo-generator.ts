@@ -1,5 +1,5 @@
 import { iso } from '../clock.js';
-import type { CrmEvent } from '../write/events.js';
+import type { CrmEvent } from '../write/events/events.js';
 import { leadStory, type TeamCounters } from './demo-lead.js';
 import { DemoRandom } from './demo-random.js';
 import { organizationEvent, type TeamPlan, teamEpilogue, teamSetup } from './demo-team.js';

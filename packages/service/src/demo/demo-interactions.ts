@@ -1,5 +1,5 @@
 import type { BookingStatus, ConversationStatus, WhatsappDeliveryStatus } from '../schemas/enums.js';
-import type { CrmEvent, EventOf } from '../write/events.js';
+import type { CrmEvent, EventOf } from '../write/events/events.js';
 import { variant } from './demo-contact.js';
 import type { DemoRandom } from './demo-random.js';
 import type { Story } from './demo-stories.js';

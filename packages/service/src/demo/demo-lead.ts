@@ -1,5 +1,5 @@
 import type { ActorKind } from '../schemas/enums.js';
-import type { CrmEvent } from '../write/events.js';
+import type { CrmEvent } from '../write/events/events.js';
 import { newPerson, submissions, variant } from './demo-contact.js';
 import { interactions } from './demo-interactions.js';
 import type { DemoRandom } from './demo-random.js';

@@ -1,4 +1,4 @@
-import type { CrmEvent } from '../write/events.js';
+import type { CrmEvent } from '../write/events/events.js';
 import type { DemoRandom } from './demo-random.js';
 
 /** What the lead stories of a team refer to. */

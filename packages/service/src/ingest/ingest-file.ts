@@ -1,9 +1,9 @@
 import type { Readable } from 'node:stream';
 import type { Clock } from '../clock.js';
 import type { Store } from '../store/store.js';
-import { Crm } from '../write/crm.js';
-import { type CrmEvent, checkEvent, normaliseEvent, stripContent } from '../write/events.js';
-import { WriteError } from '../write/write-error.js';
+import { Crm } from '../write/events/crm.js';
+import { type CrmEvent, checkEvent, normaliseEvent, stripContent } from '../write/events/events.js';
+import { WriteError } from '../write/events/write-error.js';
 import { DEFAULT_INGEST_BATCH, DEFAULT_STDIN_LIMIT_MIB } from './ingest-defaults.js';
 import { type NumberedLine, ndjsonLines } from './ndjson-lines.js';
 

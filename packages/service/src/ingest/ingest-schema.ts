@@ -1,4 +1,4 @@
-import { CrmEvent } from '../write/events.js';
+import { CrmEvent } from '../write/events/events.js';
 
 /** Where the generated JSON Schema lives, relative to the repository root. */
 export const INGEST_SCHEMA_PATH = 'docs/ingest.schema.json';
@@ -12,7 +12,7 @@ export function ingestSchemaDocument(): Record<string, unknown> {
   const { $id: _internalId, ...schema } = JSON.parse(JSON.stringify(CrmEvent)) as Record<string, unknown>;
   return {
     $comment:
-      'Generated from packages/service/src/write/events.ts by packages/service/scripts/generate-ingest-schema.ts; do not edit.',
+      'Generated from packages/service/src/write/events/events.ts by packages/service/scripts/generate-ingest-schema.ts; do not edit.',
     $schema: 'https://json-schema.org/draft/2020-12/schema',
     $id: 'https://docs.crm-export.dev/ingest.schema.json',
     title: 'crm-export ingest event',

@@ -62,7 +62,7 @@ describe('one writer of stored state', () => {
 
   it('finds the store writes of the write side itself (the scan sees calls, whatever the receiver is named)', () => {
     expect(uses.some((u) => u.file === 'src/write/commands/commands.ts')).toBe(true);
-    expect(uses.some((u) => u.file === 'src/write/crm.ts')).toBe(true);
+    expect(uses.some((u) => u.file === 'src/write/events/crm.ts')).toBe(true);
   });
 
   it('no file outside write/ and store/ calls store.write, setMeta, appendAudit or trimFeed', () => {

@@ -3,8 +3,8 @@ import { ManualClock } from '../../src/clock.js';
 import { compactUnreadFeeds } from '../../src/demo/demo-feed-compaction.js';
 import { runDemo } from '../../src/demo/run-demo.js';
 import type { FeedRow, Store } from '../../src/store/store.js';
-import { Crm } from '../../src/write/crm.js';
-import type { CrmEvent } from '../../src/write/events.js';
+import { Crm } from '../../src/write/events/crm.js';
+import type { CrmEvent } from '../../src/write/events/events.js';
 import type { TeamState } from '../../src/write/types.js';
 import { describeEachBackend } from '../support/backends.js';
 

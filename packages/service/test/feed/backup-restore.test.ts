@@ -6,7 +6,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { feedPage } from '../../src/feed/feed-page.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
-import { replayErasures } from '../../src/write/erasure-replay.js';
+import { replayErasures } from '../../src/write/events/erasure-replay.js';
 import { runCli } from '../cli/cli.js';
 import { describeEachBackend } from '../support/backends.js';
 import { openSqliteFile } from '../support/sqlite-file.js';

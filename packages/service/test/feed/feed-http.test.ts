@@ -4,7 +4,7 @@ import { DEFAULT_LIMITS } from '../../src/config.js';
 import { markRestore } from '../../src/feed/feed-epoch.js';
 import type { Store } from '../../src/store/store.js';
 import { requestCapture } from '../../src/write/commands/capture.js';
-import { Crm } from '../../src/write/crm.js';
+import { Crm } from '../../src/write/events/crm.js';
 import { FakeAccess } from '../http/fake-access.js';
 import { type Harness, harness } from '../http/harness.js';
 import { describeEachBackend } from '../support/backends.js';

@@ -1,6 +1,6 @@
 import { afterEach, expect, it } from 'vitest';
 import { FEED_KINDS } from '../../src/schemas/enums.js';
-import type { CrmEvent } from '../../src/write/events.js';
+import type { CrmEvent } from '../../src/write/events/events.js';
 import { describeEachBackend } from '../support/backends.js';
 import {
   type FeedWorld,

@@ -8,8 +8,8 @@ import { ApiError, type ErrorCode } from '../../src/errors/catalogue.js';
 import { type FeedDeps, feedPage } from '../../src/feed/feed-page.js';
 import { SCOPES } from '../../src/schemas/enums.js';
 import type { Store } from '../../src/store/store.js';
-import { Crm } from '../../src/write/crm.js';
-import type { CrmEvent } from '../../src/write/events.js';
+import { Crm } from '../../src/write/events/crm.js';
+import type { CrmEvent } from '../../src/write/events/events.js';
 import type { MakeStore } from '../support/backends.js';
 
 // A small organization for feed tests: two prepared teams of one organization, members, a board, a

@@ -6,7 +6,7 @@ import { markRestore } from '../../src/feed/feed-epoch.js';
 import { feedPage } from '../../src/feed/feed-page.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
-import { Crm } from '../../src/write/crm.js';
+import { Crm } from '../../src/write/events/crm.js';
 import { describeEachBackend } from '../support/backends.js';
 import { expectApiError, type FeedPageJson, feedWorld, newLead, SECOND, T0, TEAM } from './feed-world.js';
 

@@ -1,4 +1,4 @@
-import type { CrmEvent } from '../../src/write/events.js';
+import type { CrmEvent } from '../../src/write/events/events.js';
 
 /** A small valid ingest file: an organization, a team with a board, a member and a lead. */
 export const VALID_EVENTS: CrmEvent[] = [

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { ingestFile } from '../../src/ingest/ingest-file.js';
-import { EVENT_TYPES } from '../../src/write/events.js';
+import { EVENT_TYPES } from '../../src/write/events/events.js';
 import { describeEachBackend } from '../support/backends.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../../../..');

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { Compile } from 'typebox/compile';
 import { describe, expect, it } from 'vitest';
 import { INGEST_SCHEMA_PATH, ingestSchemaDocument } from '../../src/ingest/ingest-schema.js';
-import { EVENT_TYPES } from '../../src/write/events.js';
+import { EVENT_TYPES } from '../../src/write/events/events.js';
 import { VALID_EVENTS } from './fixtures.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../../../..');

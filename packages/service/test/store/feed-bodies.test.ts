@@ -10,8 +10,8 @@ import { SchemaPostgresDialect } from '../../src/store/postgres/schema-introspec
 import { MIGRATIONS } from '../../src/store/sql/migrations.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { FeedRow, RecordRow, Store } from '../../src/store/store.js';
-import { Crm } from '../../src/write/crm.js';
-import type { CrmEvent } from '../../src/write/events.js';
+import { Crm } from '../../src/write/events/crm.js';
+import type { CrmEvent } from '../../src/write/events/events.js';
 import { BACKENDS } from '../support/backends.js';
 import { adminQuery, uniqueSchema } from '../support/postgres.js';
 import { openSqliteFile } from '../support/sqlite-file.js';

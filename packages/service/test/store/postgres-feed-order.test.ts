@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { FeedRow, Store } from '../../src/store/store.js';
-import { CachedTx } from '../../src/write/cached-tx.js';
+import { CachedTx } from '../../src/write/events/cached-tx.js';
 import { makeTestPostgresStore } from '../support/postgres.js';
 
 // Feed order under concurrency (issue 5, docs/feed-order.md): many writers append to the same

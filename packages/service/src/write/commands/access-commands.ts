@@ -7,7 +7,7 @@ import { type IntegrationState, type IntegrationSummary, summarizeIntegration } 
 import { type ApiKeyState, type DrawnKey, effectiveKeyStatus, GRACE_MS, type GracePeriod } from './key-state.js';
 import { holdsDataMetaKey } from './meta-state.js';
 import { planEntitled } from './team-access.js';
-import { putTeam } from '../team-operations.js';
+import { putTeam } from '../events/team-operations.js';
 import type { OrganizationState, TeamState } from '../types.js';
 
 // The operator's commands on organizations, teams, integrations and keys (entries of write/commands.ts).

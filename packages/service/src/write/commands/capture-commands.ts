@@ -1,8 +1,8 @@
 import { iso } from '../../clock.js';
 import type { WriteTx } from '../../store/store.js';
-import { DEFAULT_CRM_OPTIONS, WriteContext } from '../context.js';
-import { publishFacets } from '../facets.js';
-import { putTeam } from '../team-operations.js';
+import { DEFAULT_CRM_OPTIONS, WriteContext } from '../events/context.js';
+import { publishFacets } from '../events/facets.js';
+import { putTeam } from '../events/team-operations.js';
 import type { LeadState, TeamState } from '../types.js';
 
 // The writes of capture (docs/feed.md, Capture; entries of write/commands.ts): a team is marked requested

@@ -1,8 +1,8 @@
 import { iso } from '../../clock.js';
 import type { RecordKind } from '../../schemas/enums.js';
 import type { Entity, EntityKind, WriteTx } from '../../store/store.js';
-import { DEFAULT_CRM_OPTIONS, WriteContext } from '../context.js';
-import { publishAttribution, publishResponse } from '../facets.js';
+import { DEFAULT_CRM_OPTIONS, WriteContext } from '../events/context.js';
+import { publishAttribution, publishResponse } from '../events/facets.js';
 import {
   publishBoard,
   publishBooking,
@@ -12,7 +12,7 @@ import {
   publishMember,
   publishService,
   publishTeam,
-} from '../publishers.js';
+} from '../events/publishers.js';
 import type {
   BoardState,
   BookingServiceState,

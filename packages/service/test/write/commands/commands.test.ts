@@ -3,7 +3,7 @@ import type { EntityKind, Store } from '../../../src/store/store.js';
 import { COMMANDS, type CommandInput, type CommandName, runCommand } from '../../../src/write/commands/commands.js';
 import type { TeamState } from '../../../src/write/types.js';
 import { describeEachBackend } from '../../support/backends.js';
-import { newLead, OTHER_TEAM, T0, TEAM, type World, world } from '../fixture.js';
+import { newLead, OTHER_TEAM, T0, TEAM, type World, world } from '../events/fixture.js';
 
 // The command table (write/commands.ts): every transaction command gives the same result when its
 // callback runs twice, as PostgreSQL runs it again after a serialization failure or a deadlock.

@@ -11,7 +11,7 @@ import {
   runDataMigrations,
 } from '../../../src/write/commands/data-migrations.js';
 import { describeEachBackend } from '../../support/backends.js';
-import { type Json, newLead, OTHER_TEAM, T0, TEAM, type World, world } from '../fixture.js';
+import { type Json, newLead, OTHER_TEAM, T0, TEAM, type World, world } from '../events/fixture.js';
 
 // Data migrations (write/data-migrations.ts): a `republish` step brings records stored before a field was
 // added to their projection up to it, as an ordinary change (a version and a feed entry each), once.
