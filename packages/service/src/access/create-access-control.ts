@@ -31,7 +31,7 @@ import { allowlistAllows } from './allowlist.js';
 import { teamRefusal } from './eligibility.js';
 import { bearerToken, ConnectionKeys, getPepper, looksLikeSecretKey, parseKey } from './keys.js';
 import { AuthLockout } from './limits/auth-lockout.js';
-import { createCounterStore } from './limits/counters.js';
+import { createCounterStore } from './limits/create-counter-store.js';
 import { FirewallBudget } from './limits/firewall-budget.js';
 import { RateLimits, type RefusingLock, wholeSeconds } from './limits/rate-limits.js';
 import type { AwayReason, HealthLogger } from './limits/redis-health.js';

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createCounterStore } from '../../src/access/limits/counters.js';
+import { createCounterStore } from '../../src/access/limits/create-counter-store.js';
 import { DEFAULT_TABLE_BYTES } from '../../src/access/limits/memory-table.js';
 
 // The counters of the embedded default live in this process's memory, in fixed windows of real time: a

@@ -1,7 +1,7 @@
 import type { Clock } from '../../clock.js';
 import type { Limits } from '../../config.js';
 import { FirewallBlockedError } from '../access-control.js';
-import type { CounterStore } from './counters.js';
+import type { CounterStore } from './counter-store.js';
 import type { RefusingLock } from './rate-limits.js';
 import type { RequestBudget } from './redis-health.js';
 

@@ -2,7 +2,7 @@ import type { Clock } from '../../clock.js';
 import type { Limits } from '../../config.js';
 import { ApiError } from '../../errors/catalogue.js';
 import type { BudgetWindow, RateClass, Reservation } from '../access-control.js';
-import type { Adjustment, ChargeStep, CounterStore, LockCheck, Window } from './counters.js';
+import type { Adjustment, ChargeStep, CounterStore, LockCheck, Window } from './counter-store.js';
 import type { RequestBudget } from './redis-health.js';
 
 // Rate limit and daily quota, both per integration (an old key in its grace period shares them with the
