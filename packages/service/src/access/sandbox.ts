@@ -5,9 +5,6 @@ import { AdminError } from '../errors/admin-error.js';
 import type { RecordKind, RemovalReason } from '../schemas/enums.js';
 import type { Store } from '../store/store.js';
 import { drawTokens, runCommand } from '../write/commands/commands.js';
-import { Crm } from '../write/events/crm.js';
-import type { CrmEvent } from '../write/events/events.js';
-import { LiveTeamWriteError } from '../write/events/example-teams-only.js';
 import type { IntegrationState } from '../write/commands/integration-state.js';
 import type { SandboxTeamChange } from '../write/commands/meta-commands.js';
 import {
@@ -20,6 +17,9 @@ import {
   sandboxTeamKey,
 } from '../write/commands/meta-state.js';
 import type { TeamAccessState } from '../write/commands/team-access.js';
+import { Crm } from '../write/events/crm.js';
+import type { CrmEvent } from '../write/events/events.js';
+import { LiveTeamWriteError } from '../write/events/example-teams-only.js';
 import { WriteError } from '../write/events/write-error.js';
 import { ENDPOINT_NAMES, isEndpointName } from './endpoints.js';
 import { utcDay } from './limits/rate-limits.js';

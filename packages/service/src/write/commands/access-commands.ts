@@ -2,13 +2,13 @@ import { iso } from '../../clock.js';
 import { AdminError } from '../../errors/admin-error.js';
 import { ORGANIZATION_PLANS, type OrganizationPlan, TEAM_STATES, type TeamStateValue } from '../../schemas/enums.js';
 import type { Entity, WriteTx } from '../../store/store.js';
+import { putTeam } from '../events/team-operations.js';
+import type { OrganizationState, TeamState } from '../types.js';
 import { normalizeAllowlist, normalizeAllowlistEntry } from './allowlist-entries.js';
 import { type IntegrationState, type IntegrationSummary, summarizeIntegration } from './integration-state.js';
 import { type ApiKeyState, type DrawnKey, effectiveKeyStatus, GRACE_MS, type GracePeriod } from './key-state.js';
 import { holdsDataMetaKey } from './meta-state.js';
 import { planEntitled } from './team-access.js';
-import { putTeam } from '../events/team-operations.js';
-import type { OrganizationState, TeamState } from '../types.js';
 
 // The operator's commands on organizations, teams, integrations and keys (entries of write/commands.ts).
 // Each runs inside one transaction and may run again when PostgreSQL retries it: ids, keys and times

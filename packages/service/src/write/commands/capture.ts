@@ -1,8 +1,8 @@
 import type { Clock } from '../../clock.js';
 import type { Store } from '../../store/store.js';
+import type { LeadState, TeamState } from '../types.js';
 import { runCommand } from './commands.js';
 import type { IntegrationState } from './integration-state.js';
-import type { LeadState, TeamState } from '../types.js';
 
 // Preparing a team's data (capture, docs/feed.md): every live lead gets both facets published (a facet is
 // null only while being prepared), then the team's `capturedAt` is set. The job is idempotent and

@@ -1,8 +1,8 @@
 import type { Clock } from '../../clock.js';
 import type { Store } from '../../store/store.js';
+import type { TeamState } from '../types.js';
 import { runCommand } from './commands.js';
 import { dataStepKey, type RepublishKind, sourceOf } from './republish-commands.js';
-import type { TeamState } from '../types.js';
 
 // Data migrations: changes to stored records that a schema migration (store/sql/migrations.ts) cannot make,
 // because they need the write side's projections. Records are serialized once when written, so a field

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { ActorKind } from '../../schemas/enums.js';
 import type { Entity } from '../../store/store.js';
+import type { LeadState } from '../types.js';
 import type { WriteContext } from './context.js';
 import { PENDING, type Projection, publish } from './publish.js';
-import type { LeadState } from '../types.js';
 
 // Activities record one status, stage or assignee transition each and never change once written.
 

@@ -1,9 +1,9 @@
 import type { Entity } from '../../store/store.js';
+import type { BookingServiceState, BookingState } from '../types.js';
 import type { WriteContext } from './context.js';
 import type { EventOf } from './events.js';
 import { removeRecord } from './publish.js';
 import { publishBooking } from './publishers.js';
-import type { BookingServiceState, BookingState } from '../types.js';
 import { WriteError } from './write-error.js';
 
 const time = (t: string) => new Date(t).toISOString();

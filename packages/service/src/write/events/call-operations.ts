@@ -1,10 +1,10 @@
 import type { Entity } from '../../store/store.js';
+import type { CallState } from '../types.js';
 import type { WriteContext } from './context.js';
 import type { EventOf } from './events.js';
 import { refreshResponse } from './facets.js';
 import { removeCall } from './lead-removal.js';
 import { publishCall } from './publishers.js';
-import type { CallState } from '../types.js';
 import { WriteError } from './write-error.js';
 
 // Calls. Transcripts, summaries and recordings may arrive on the events and are dropped.

@@ -1,7 +1,7 @@
 import type { Clock } from '../../clock.js';
 import type { Entity, EntityKind, WriteTx } from '../../store/store.js';
-import { CachedTx } from './cached-tx.js';
 import type { BoardState, LeadState, MemberState, StageState, TeamState } from '../types.js';
+import { CachedTx } from './cached-tx.js';
 import { WriteError } from './write-error.js';
 
 export interface CrmOptions {

@@ -1,11 +1,11 @@
 import { iso } from '../../clock.js';
 import type { Entity } from '../../store/store.js';
+import type { ConversationState, ErasedMessageState, MessageState } from '../types.js';
 import type { WriteContext } from './context.js';
 import type { EventOf } from './events.js';
 import { refreshResponse } from './facets.js';
 import { removeConversation } from './lead-removal.js';
 import { publishConversation } from './publishers.js';
-import type { ConversationState, ErasedMessageState, MessageState } from '../types.js';
 import { WriteError } from './write-error.js';
 
 // Conversations and their messages. A message is metadata only (its text is dropped): it changes its

@@ -1,5 +1,6 @@
 import type { Clock } from '../../clock.js';
 import type { Store } from '../../store/store.js';
+import type { TeamState } from '../types.js';
 import { batchKeys } from './batch-keys.js';
 import { createBooking, deleteBooking, updateBooking } from './booking-operations.js';
 import { CachedTx } from './cached-tx.js';
@@ -40,7 +41,6 @@ import {
   upsertOrganization,
   upsertTeam,
 } from './team-operations.js';
-import type { TeamState } from '../types.js';
 import { WriteError } from './write-error.js';
 
 /** How `applyBatch` takes its events. */

@@ -1,9 +1,9 @@
 import type { Clock } from '../../clock.js';
 import type { RecordKind } from '../../schemas/enums.js';
 import type { ErasedRecord, Store } from '../../store/store.js';
+import type { ErasedMessageState } from '../types.js';
 import { Crm } from './crm.js';
 import type { CrmEvent } from './events.js';
-import type { ErasedMessageState } from '../types.js';
 
 // Restoring a backup must not bring back a person erased after the backup was taken (docs/backup-restore.md):
 // the erasures recorded by the database being replaced (ids only) are applied again to the restored one.

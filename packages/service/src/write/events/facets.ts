@@ -1,10 +1,10 @@
 import type { OriginalCapture } from '../../schemas/records.js';
 import type { Entity } from '../../store/store.js';
+import type { CallState, ConversationState, LeadState, MessageState, SubmissionState } from '../types.js';
 import { callOutcome } from './call-outcome.js';
 import type { WriteContext } from './context.js';
 import type { CaptureInput } from './events.js';
 import { PENDING, type Projection, publish } from './publish.js';
-import type { CallState, ConversationState, LeadState, MessageState, SubmissionState } from '../types.js';
 
 // The two lead facets. Each has its own version, so a new message changes the response facet and
 // never the lead. They only read what they list, so they take the cached entities without copies.

@@ -1,10 +1,10 @@
 import type { Entity } from '../../store/store.js';
+import type { LeadState, SubmissionState } from '../types.js';
 import type { WriteContext } from './context.js';
 import type { EventOf } from './events.js';
 import { buildOriginalCapture, publishAttribution, publishFacets } from './facets.js';
 import { assertNewLeadId, emptyLead, saveLead } from './lead-operations.js';
 import { archiveLead, moveStatus, stricterPermissions } from './lead-state.js';
-import type { LeadState, SubmissionState } from '../types.js';
 import { WriteError } from './write-error.js';
 
 // Operations between leads (merge, transfer) and the ad submissions behind the attribution facet.

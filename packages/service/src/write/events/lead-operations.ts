@@ -1,5 +1,6 @@
 import { ARCHIVE_REASONS, type ArchiveReason } from '../../schemas/enums.js';
 import type { Entity } from '../../store/store.js';
+import type { LeadState } from '../types.js';
 import { recordActivity } from './activities.js';
 import type { WriteContext } from './context.js';
 import type { EventOf } from './events.js';
@@ -7,7 +8,6 @@ import { buildOriginalCapture, publishFacets } from './facets.js';
 import { archiveLead, moveStatus } from './lead-state.js';
 import { normalisePhone } from './phone.js';
 import { publishLead } from './publishers.js';
-import type { LeadState } from '../types.js';
 import { WriteError } from './write-error.js';
 
 // Creating a lead and every operation on one lead. Each saves the lead and republishes it; the lead

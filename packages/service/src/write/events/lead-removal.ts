@@ -1,10 +1,10 @@
 import type { RemovalReason } from '../../schemas/enums.js';
 import type { Entity } from '../../store/store.js';
+import type { BookingState, CallState, ConversationState, LeadState } from '../types.js';
 import { activityId } from './activities.js';
 import type { WriteContext } from './context.js';
 import { removeRecord } from './publish.js';
 import { publishBooking, publishCall, publishConversation, publishLead } from './publishers.js';
-import type { BookingState, CallState, ConversationState, LeadState } from '../types.js';
 
 // Removals and their cascades, per the spec's "Which operation emits which item" and "States and
 // transitions" tables. Removed entities are deleted: nothing of a removed person stays behind.

@@ -1,8 +1,8 @@
 import type { ActorKind, LeadStatus, StatusActivityType } from '../../schemas/enums.js';
 import type { Entity } from '../../store/store.js';
+import type { LeadState } from '../types.js';
 import { recordActivity } from './activities.js';
 import type { WriteContext } from './context.js';
-import type { LeadState } from '../types.js';
 
 // Status moves shared by every operation that changes a lead's status, so the fields that depend on
 // the status (archive fields, converted_at, status_set_by) and the activity stay consistent.

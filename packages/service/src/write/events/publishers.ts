@@ -1,8 +1,4 @@
 import type { Entity } from '../../store/store.js';
-import { callOutcome } from './call-outcome.js';
-import type { WriteContext } from './context.js';
-import { PENDING, type Projection, publish, publishListed } from './publish.js';
-import { teamTimezone } from './timezone.js';
 import type {
   BoardState,
   BookingServiceState,
@@ -14,6 +10,10 @@ import type {
   MessageState,
   TeamState,
 } from '../types.js';
+import { callOutcome } from './call-outcome.js';
+import type { WriteContext } from './context.js';
+import { PENDING, type Projection, publish, publishListed } from './publish.js';
+import { teamTimezone } from './timezone.js';
 
 // Projections: internal state to exported records, typed by the schemas in src/schemas/records.ts and
 // with keys in the order those schemas list them (the stored JSON is served as is).

@@ -1,9 +1,9 @@
 import type { WriteTx } from '../../store/store.js';
+import type { BoardState, BookingServiceState, MemberState, OrganizationState, TeamState } from '../types.js';
 import type { WriteContext } from './context.js';
 import type { EventOf } from './events.js';
 import { removeRecord } from './publish.js';
 import { publishBoard, publishMember, publishService, publishTeam } from './publishers.js';
-import type { BoardState, BookingServiceState, MemberState, OrganizationState, TeamState } from '../types.js';
 import { WriteError } from './write-error.js';
 
 // Organizations, teams, members, bookable services and boards.

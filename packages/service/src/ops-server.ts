@@ -11,6 +11,10 @@ import type { Store } from './store/store.js';
 // api off` turns /v1/health to 503 but leaves the process ready, so it is not restarted or taken out of a
 // balancer for a deliberate pause.
 
+export const OPS_PORT_ENV = 'CRM_EXPORT_OPS_PORT';
+export const OPS_HOST_ENV = 'CRM_EXPORT_OPS_HOST';
+export const DEFAULT_OPS_HOST = '127.0.0.1';
+
 /** How long readiness waits for the database before it answers 503. */
 export const READINESS_TIMEOUT_MS = 2000;
 
@@ -54,7 +58,7 @@ export async function checkReadiness(
 }
 
 /** Where the operator listener listens. */
-export interface OperatorAddress {
+export interface OpsAddress {
   host: string;
   /** 0 picks a free port. */
   port: number;
@@ -62,7 +66,7 @@ export interface OperatorAddress {
   orFreePort?: boolean;
 }
 
-export interface OperatorListenerOptions extends OperatorAddress {
+export interface OpsServerOptions extends OpsAddress {
   metrics(): Promise<{ contentType: string; text: string }>;
   readiness(): Promise<Readiness>;
   /**
@@ -72,13 +76,13 @@ export interface OperatorListenerOptions extends OperatorAddress {
   docs?: { document: () => Record<string, unknown>; docsUrl?: string | undefined };
 }
 
-export interface OperatorListener {
+export interface OpsServer {
   origin: string;
   port: number;
   close(): Promise<void>;
 }
 
-export async function startOperatorListener(options: OperatorListenerOptions): Promise<OperatorListener> {
+export async function startOpsServer(options: OpsServerOptions): Promise<OpsServer> {
   const docs = options.docs ? new DocsPages(options.docs.document, options.docs.docsUrl) : undefined;
   const server = createServer((request, response) => {
     answer(options, docs, request, response).catch((error: unknown) => {
@@ -135,7 +139,7 @@ function originOf(host: string, port: number): string {
 }
 
 async function answer(
-  options: OperatorListenerOptions,
+  options: OpsServerOptions,
   docs: DocsPages | undefined,
   request: IncomingMessage,
   response: ServerResponse,
