@@ -12,7 +12,13 @@ import { buildApp } from './http/app.js';
 import type { TrustProxy } from './http/trust-proxy.js';
 import type { RedisState } from './metrics/metrics.js';
 import { Metrics } from './metrics/metrics.js';
-import { checkReadiness, type OpsAddress, type OpsServer, type Readiness, startOpsServer } from './ops-server.js';
+import {
+  checkReadiness,
+  type OperatorAddress,
+  type OperatorListener,
+  type Readiness,
+  startOperatorListener,
+} from './operator-listener.js';
 import { readSetting } from './settings.js';
 import type { Store } from './store/store.js';
 
@@ -43,7 +49,7 @@ export interface ServerOptions {
    * The operator listener (metrics, liveness, readiness, the API reference under /docs/); none unless set.
    * Implies metrics. Opened before the API.
    */
-  ops?: OpsAddress;
+  ops?: OperatorAddress;
   /**
    * Where the operator published the error page (`--docs-url`, without a trailing slash); unset, problem
    * bodies name each code under ERROR_TYPE_TAG and never link to the operator listener (internal).
@@ -121,7 +127,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     ...(options.trustProxy ? { trustProxy: options.trustProxy } : {}),
     ...(options.docsUrl ? { docsUrl: options.docsUrl } : {}),
   });
-  let ops: OpsServer | undefined;
+  let ops: OperatorListener | undefined;
   // Readiness also needs the API itself: not before it listens, and not once shutdown has begun, so a load
   // balancer neither sends the first requests early nor keeps sending during the grace period.
   let stopping = false;
@@ -131,7 +137,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     if (options.ops && metrics) {
       // The operator listener first: the reference it serves is rendered from this app's OpenAPI document.
       await app.ready();
-      ops = await startOpsServer({
+      ops = await startOperatorListener({
         ...options.ops,
         metrics: async () => ({ contentType: metrics.registry.contentType, text: await metrics.registry.metrics() }),
         readiness: async () => {

@@ -1,7 +1,9 @@
 // The scripted failure histories of the torture kit: what the proxy does to the consumer's requests in
-// each run, and what the copy must hold afterwards.
+// each run, and what the copy must hold afterwards. The histories of the contract's other answers are in
+// histories-answers.ts.
 import type { Fault } from '../fault-proxy/fault-plan.js';
 import type { CopyRecord } from './copy.js';
+import { ANSWER_HISTORIES } from './histories-answers.js';
 import {
   counter,
   editPage,
@@ -19,7 +21,7 @@ import {
 
 export type { History, HistoryContext, HistoryRun, RunScript } from './history-tools.js';
 
-export const HISTORIES: History[] = [
+const FIRST_HISTORIES: History[] = [
   {
     name: 'clean',
     summary: 'no fault: an initial sync of every team the key reads',
@@ -215,3 +217,6 @@ export const HISTORIES: History[] = [
     },
   },
 ];
+
+/** Every history, in the order the kit runs them. */
+export const HISTORIES: History[] = [...FIRST_HISTORIES, ...ANSWER_HISTORIES];

@@ -25,6 +25,9 @@ const BUGS: [bug: string, histories: string[], rule: string][] = [
   ['no-sweep', ['expired-cursor-mid-initial-sync', 'resync-after-restore'], RULES.resyncSweeps],
   ['keep-versions', ['resync-after-restore'], RULES.resyncVersions],
   ['no-state', ['resync-after-restore'], RULES.keepState],
+  ['fatal-5xx', ['server-errors'], RULES.passing],
+  ['not-ready-resync', ['capture-not-ready'], RULES.notReady],
+  ['404-drops-team', ['team-404-still-listed'], RULES.teamGone],
 ];
 
 /** A failed history keeps the consumer's standard error for its engineer: the tests remove it. */

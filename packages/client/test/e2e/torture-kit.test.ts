@@ -126,6 +126,14 @@ describe.skipIf(unavailable !== null)(
       expect(injected['resync-after-restore']).toEqual({ resync_required: 2 });
       expect(injected['duplicate-page']).toEqual({ duplicate_page: 2 });
       expect(injected['team-leaves-key']?.team_not_accessible).toBeGreaterThanOrEqual(1);
+      expect(injected['server-errors']).toEqual({
+        internal_error: 3,
+        service_unavailable: 2,
+        cut_connection: 2,
+        cut_mid_body: 2,
+      });
+      expect(injected['capture-not-ready']).toEqual({ capture_not_ready: 2 });
+      expect(injected['team-404-still-listed']).toEqual({ team_not_accessible: 1 });
       expect(result.verdicts.find((v) => v.history === 'unknown-kinds-and-values')?.unjudged).toBe(2);
     });
 

@@ -2,7 +2,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { systemClock } from '../clock.js';
 import type { Limits } from '../config.js';
 import { parseTrustProxy, type TrustProxy } from '../http/trust-proxy.js';
-import type { OpsAddress } from '../ops-server.js';
+import type { OperatorAddress } from '../operator-listener.js';
 import { ConfigError, parseSetting, readLimits, readSetting, SETTINGS } from '../settings.js';
 import { openStore } from '../store/open-store.js';
 import { DatabaseMissingError, type Store } from '../store/store.js';
@@ -95,7 +95,7 @@ export function resolveOps(
   opts: { opsHost?: string; opsPort?: number },
   env: NodeJS.ProcessEnv = process.env,
   apiPort?: number,
-): OpsAddress | undefined {
+): OperatorAddress | undefined {
   const port = readSetting('opsPort', opts.opsPort, env) as number | undefined;
   const host = () => readSetting('opsHost', opts.opsHost, env) as string;
   if (port !== undefined) return { host: host(), port };

@@ -1,7 +1,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import { createServer } from 'node:net';
 import type { Limits } from '../config.js';
-import type { OpsAddress } from '../ops-server.js';
+import type { OperatorAddress } from '../operator-listener.js';
 import { readSetting } from '../settings.js';
 import type { Store } from '../store/store.js';
 import { openDb } from './options.js';
@@ -28,7 +28,7 @@ export interface WorkersSettings {
    * The operator listener, served by the primary with every worker's metrics summed and the API reference
    * rendered from the OpenAPI document.
    */
-  ops?: OpsAddress | undefined;
+  ops?: OperatorAddress | undefined;
   /** `--docs-url`: the reference the primary serves links there (each worker reads the flag itself). */
   docsUrl?: string | undefined;
 }
@@ -198,12 +198,12 @@ export async function runPrimary(settings: WorkersSettings): Promise<PrimaryStar
  */
 async function startPrimaryOps(
   settings: WorkersSettings,
-  at: OpsAddress,
+  at: OperatorAddress,
   store: Store,
   slots: readonly Slot[],
 ): Promise<string> {
   const { scrapeWorkers } = await import('./worker-metrics.js');
-  const { checkReadiness, startOpsServer } = await import('../ops-server.js');
+  const { checkReadiness, startOperatorListener } = await import('../operator-listener.js');
   const { openapiDocument } = await import('../http/openapi-document.js');
   const { redisClientOptions, redisState } = await import('../access/limits/redis-health.js');
   const document = await openapiDocument();
@@ -214,7 +214,7 @@ async function startPrimaryOps(
     // Reported on /readyz only; reconnects quietly.
     redis.on('error', () => undefined);
   }
-  const server = await startOpsServer({
+  const server = await startOperatorListener({
     ...at,
     metrics: () => scrapeWorkers(slots),
     async readiness() {

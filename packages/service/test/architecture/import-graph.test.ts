@@ -155,7 +155,7 @@ for (const pkg of PACKAGES) {
 const SERVICE_LAYERS: readonly (readonly string[])[] = [
   ['cli'],
   ['server.ts'],
-  ['ops-server.ts'],
+  ['operator-listener.ts'],
   ['http'],
   ['metrics', 'feed'],
   ['cursor-codec.ts', 'list-envelope.ts'],

@@ -14,7 +14,7 @@ import { DocsPages } from '../../src/http/docs/docs-pages.js';
 import { inlineMarkdown } from '../../src/http/docs/html.js';
 import { REDOC_BUNDLE_FILE, START_SCRIPT } from '../../src/http/docs/redoc-page.js';
 import { errorDocUrl, ProblemBodies } from '../../src/http/problem.js';
-import { startOpsServer } from '../../src/ops-server.js';
+import { startOperatorListener } from '../../src/operator-listener.js';
 import { type RunningServer, type ServerOptions, startServer } from '../../src/server.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { expectProblem } from './expect-problem.js';
@@ -292,11 +292,11 @@ describe('the operator listener of start by default', () => {
       readiness: async () => ({ ready: true, body: { status: 'ready', database: 'ok', redis: 'off' } as const }),
     };
     try {
-      const fallback = await startOpsServer({ host: '127.0.0.1', port, orFreePort: true, ...probes });
+      const fallback = await startOperatorListener({ host: '127.0.0.1', port, orFreePort: true, ...probes });
       expect(fallback.port).not.toBe(port);
       expect(fallback.port).toBeGreaterThan(0);
       await fallback.close();
-      await expect(startOpsServer({ host: '127.0.0.1', port, ...probes })).rejects.toThrow(
+      await expect(startOperatorListener({ host: '127.0.0.1', port, ...probes })).rejects.toThrow(
         `operator listener: cannot listen on 127.0.0.1:${port}: port ${port} is already in use`,
       );
     } finally {

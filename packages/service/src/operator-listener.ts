@@ -11,10 +11,6 @@ import type { Store } from './store/store.js';
 // api off` turns /v1/health to 503 but leaves the process ready, so it is not restarted or taken out of a
 // balancer for a deliberate pause.
 
-export const OPS_PORT_ENV = 'CRM_EXPORT_OPS_PORT';
-export const OPS_HOST_ENV = 'CRM_EXPORT_OPS_HOST';
-export const DEFAULT_OPS_HOST = '127.0.0.1';
-
 /** How long readiness waits for the database before it answers 503. */
 export const READINESS_TIMEOUT_MS = 2000;
 
@@ -58,7 +54,7 @@ export async function checkReadiness(
 }
 
 /** Where the operator listener listens. */
-export interface OpsAddress {
+export interface OperatorAddress {
   host: string;
   /** 0 picks a free port. */
   port: number;
@@ -66,7 +62,7 @@ export interface OpsAddress {
   orFreePort?: boolean;
 }
 
-export interface OpsServerOptions extends OpsAddress {
+export interface OperatorListenerOptions extends OperatorAddress {
   metrics(): Promise<{ contentType: string; text: string }>;
   readiness(): Promise<Readiness>;
   /**
@@ -76,13 +72,13 @@ export interface OpsServerOptions extends OpsAddress {
   docs?: { document: () => Record<string, unknown>; docsUrl?: string | undefined };
 }
 
-export interface OpsServer {
+export interface OperatorListener {
   origin: string;
   port: number;
   close(): Promise<void>;
 }
 
-export async function startOpsServer(options: OpsServerOptions): Promise<OpsServer> {
+export async function startOperatorListener(options: OperatorListenerOptions): Promise<OperatorListener> {
   const docs = options.docs ? new DocsPages(options.docs.document, options.docs.docsUrl) : undefined;
   const server = createServer((request, response) => {
     answer(options, docs, request, response).catch((error: unknown) => {
@@ -139,7 +135,7 @@ function originOf(host: string, port: number): string {
 }
 
 async function answer(
-  options: OpsServerOptions,
+  options: OperatorListenerOptions,
   docs: DocsPages | undefined,
   request: IncomingMessage,
   response: ServerResponse,
