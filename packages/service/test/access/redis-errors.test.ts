@@ -2,11 +2,11 @@ import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createIntegration } from '../../src/access/integrations.js';
 import { ManualClock } from '../../src/clock.js';
-import { DEFAULT_LIMITS } from '../../src/config.js';
 import { runDemo } from '../../src/demo/run-demo.js';
+import { DEFAULT_LIMITS } from '../../src/limits.js';
 import { type RunningServer, startServer } from '../../src/server.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { opsGet, sample } from '../ops/scrape.js';
+import { opsGet, sample } from '../operator-listener/scrape.js';
 import { freePort, HAS_REDIS_SERVER, type OwnRedis, startOwnRedis } from './own-redis.js';
 
 // A Redis that answers every charge with an error (out of memory, a read-only replica after a failover, a

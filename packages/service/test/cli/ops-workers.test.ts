@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { opsGet, sample } from '../ops/scrape.js';
+import { opsGet, sample } from '../operator-listener/scrape.js';
 import { cliJson, REPO_ROOT, runCli, startCli, tempDir } from './cli.js';
 
 // The operator listener of a real `crm-export serve` process (docs/operations.md): with `--workers 2` the

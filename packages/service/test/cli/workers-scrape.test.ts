@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, HAS_REDIS_SERVER, type OwnRedis, startOwnRedis } from '../access/own-redis.js';
-import { opsGet, sample } from '../ops/scrape.js';
+import { opsGet, sample } from '../operator-listener/scrape.js';
 import { cliJson, type RunningCli, startCli, tempDir } from './cli.js';
 import { waitFor } from './raw-client.js';
 
