@@ -4,7 +4,7 @@ import { Session } from 'node:inspector/promises';
 import { getHeapSpaceStatistics } from 'node:v8';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
-import type { Limits } from '../src/config.js';
+import type { Limits } from '../src/limits.js';
 import type { Store } from '../src/store/store.js';
 import { type AccessMode, openAccess, withoutLimits } from './bench-access.js';
 import { BENCH_TEAM } from './lead-data.js';

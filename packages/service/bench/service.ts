@@ -18,7 +18,7 @@ export const { redisClientOptions } = (await dist(
   'access/limits/redis-health.js',
 )) as typeof import('../src/access/limits/redis-health.js');
 export const { systemClock } = (await dist('clock.js')) as typeof import('../src/clock.js');
-export const { DEFAULT_LIMITS } = (await dist('config.js')) as typeof import('../src/config.js');
+export const { DEFAULT_LIMITS } = (await dist('limits.js')) as typeof import('../src/limits.js');
 export const { CursorCodec, loadCursorSecret } = (await dist(
   'cursor-codec.js',
 )) as typeof import('../src/cursor-codec.js');

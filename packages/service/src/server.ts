@@ -6,10 +6,10 @@ import { type DestinationStream, type Logger, pino } from 'pino';
 import { createAccessControl } from './access/create-access-control.js';
 import { redisClientOptions } from './access/limits/redis-health.js';
 import { type Clock, systemClock } from './clock.js';
-import { DEFAULT_LIMITS, type Limits, RELEASE } from './config.js';
 import { startFeedJobs } from './feed/feed-jobs.js';
 import { buildApp } from './http/app.js';
 import type { TrustProxy } from './http/trust-proxy.js';
+import { DEFAULT_LIMITS, type Limits } from './limits.js';
 import type { RedisState } from './metrics/metrics.js';
 import { Metrics } from './metrics/metrics.js';
 import {
@@ -19,6 +19,7 @@ import {
   type Readiness,
   startOperatorListener,
 } from './operator-listener.js';
+import { RELEASE } from './service-names.js';
 import { readSetting } from './settings.js';
 import type { Store } from './store/store.js';
 

@@ -4,9 +4,9 @@ import { type Static, type TSchema, Type } from 'typebox';
 import { Compile } from 'typebox/compile';
 import Format from 'typebox/format';
 import Value from 'typebox/value';
-import { DEFAULT_LIMITS, LIMIT_ORDER, LIMITS_SCHEMA, type Limits } from './config.js';
 import { DEFAULT_DEMO_LEADS, DEFAULT_DEMO_TEAMS, DEMO_BATCH } from './demo/demo-defaults.js';
 import { DEFAULT_INGEST_BATCH, DEFAULT_STDIN_LIMIT_MIB } from './ingest/ingest-defaults.js';
+import { DEFAULT_LIMITS, LIMIT_ORDER, LIMITS_SCHEMA, type Limits } from './limits.js';
 import { SQLITE_DEFAULTS } from './store/backend-defaults.js';
 
 // Every setting of `crm-export`: each environment variable and each flag that changes how a command runs,

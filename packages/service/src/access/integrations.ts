@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
-import { DEFAULT_LIMITS, type Limits } from '../config.js';
 import { AdminError } from '../errors/admin-error.js';
 import { newId } from '../ids.js';
+import { DEFAULT_LIMITS, type Limits } from '../limits.js';
 import type { Store } from '../store/store.js';
 import type { AllowlistAction } from '../write/commands/access-commands.js';
 import { normalizeAllowlist } from '../write/commands/allowlist-entries.js';

@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import { iso } from '../clock.js';
-import type { Limits } from '../config.js';
 import { AdminError } from '../errors/admin-error.js';
+import type { Limits } from '../limits.js';
 import type { RecordKind, RemovalReason } from '../schemas/enums.js';
 import type { Store } from '../store/store.js';
 import { drawTokens, runCommand } from '../write/commands/commands.js';

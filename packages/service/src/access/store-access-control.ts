@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Clock } from '../clock.js';
-import type { Limits } from '../config.js';
 import { ApiError } from '../errors/catalogue.js';
+import type { Limits } from '../limits.js';
 import { SCOPES, type Scope } from '../schemas/enums.js';
 import type { Entity, Store } from '../store/store.js';
 import type { IntegrationState } from '../write/commands/integration-state.js';

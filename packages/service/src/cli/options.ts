@@ -1,7 +1,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import { systemClock } from '../clock.js';
-import type { Limits } from '../config.js';
 import { parseTrustProxy, type TrustProxy } from '../http/trust-proxy.js';
+import type { Limits } from '../limits.js';
 import type { OperatorAddress } from '../operator-listener.js';
 import { ConfigError, parseSetting, readLimits, readSetting, SETTINGS } from '../settings.js';
 import { openStore } from '../store/open-store.js';

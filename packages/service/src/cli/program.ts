@@ -1,7 +1,7 @@
 import { registerSyncCommands } from '@crm-export/client/cli';
 import { strictArgs } from '@crm-export/client/strict-args';
 import { Command } from 'commander';
-import { RELEASE } from '../config.js';
+import { RELEASE } from '../service-names.js';
 import { registerAdminCommands } from './admin.js';
 import { registerBackupCommands } from './admin-backup.js';
 import { registerDemoCommand } from './demo-command.js';

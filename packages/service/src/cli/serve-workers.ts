@@ -1,6 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
 import { createServer } from 'node:net';
-import type { Limits } from '../config.js';
+import type { Limits } from '../limits.js';
 import type { OperatorAddress } from '../operator-listener.js';
 import { readSetting } from '../settings.js';
 import type { Store } from '../store/store.js';

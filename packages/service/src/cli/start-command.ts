@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import { createIntegration } from '../access/integrations.js';
 import { iso, systemClock } from '../clock.js';
-import { DOCS_PATH } from '../config.js';
 import { startOfUtcDay } from '../demo/demo-defaults.js';
+import { DOCS_PATH } from '../service-names.js';
 import { settingOption } from '../settings.js';
 import type { Store } from '../store/store.js';
 import { runCommand } from '../write/commands/commands.js';

@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js';
-import type { Limits } from '../config.js';
+import type { Limits } from '../limits.js';
 import type { Store, TrimOptions } from '../store/store.js';
 import { capturePending } from '../write/commands/capture.js';
 import { runCommand } from '../write/commands/commands.js';

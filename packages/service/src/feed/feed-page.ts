@@ -1,9 +1,9 @@
 import type { AccessControl, Principal } from '../access/access-control.js';
 import { teamFeedEpoch } from '../access/sandbox.js';
 import type { Clock } from '../clock.js';
-import type { Limits } from '../config.js';
 import type { CursorCodec } from '../cursor-codec.js';
 import { ApiError } from '../errors/catalogue.js';
+import type { Limits } from '../limits.js';
 import { listBytes } from '../list-envelope.js';
 import type { Store } from '../store/store.js';
 import { parseSandboxTeam, sandboxTeamKey } from '../write/commands/meta-state.js';

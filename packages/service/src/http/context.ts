@@ -9,10 +9,10 @@ import type {
 } from 'fastify';
 import type { Principal } from '../access/access-control.js';
 import type { Clock } from '../clock.js';
-import type { Limits } from '../config.js';
 import type { CursorCodec } from '../cursor-codec.js';
 import { ApiError } from '../errors/catalogue.js';
 import type { FeedReadAhead } from '../feed/feed-read-ahead.js';
+import type { Limits } from '../limits.js';
 import type { Store } from '../store/store.js';
 import type { PageCache } from './page-cache.js';
 

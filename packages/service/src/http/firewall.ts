@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AccessControl, DeferredLocks } from '../access/access-control.js';
 import { hasWellFormedKey } from '../access/keys.js';
-import type { Limits } from '../config.js';
+import type { Limits } from '../limits.js';
 import { sendPlain } from './problem.js';
 import { endpointOf } from './route-endpoint.js';
 

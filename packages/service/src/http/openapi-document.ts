@@ -1,6 +1,6 @@
 import type { AccessControl } from '../access/access-control.js';
 import { systemClock } from '../clock.js';
-import { DEFAULT_LIMITS } from '../config.js';
+import { DEFAULT_LIMITS } from '../limits.js';
 import { openStore } from '../store/open-store.js';
 import { buildApp } from './app.js';
 

@@ -1,6 +1,5 @@
 import type { SwaggerOptions } from '@fastify/swagger';
 import type { TSchema } from 'typebox';
-import { RELEASE } from '../config.js';
 import { ApiError, ERROR_CODES, type ErrorCode } from '../errors/catalogue.js';
 import { FeedPage, ListOf, Problem } from '../schemas/envelope.js';
 import { EXAMPLE_ANSWERS } from '../schemas/generated/examples.js';
@@ -22,6 +21,7 @@ import {
   Stage,
   Team,
 } from '../schemas/records.js';
+import { RELEASE } from '../service-names.js';
 import type { Endpoint } from './endpoint.js';
 import { byStatus, endpointErrors, errorsDescription } from './endpoint-errors.js';
 import { ProblemBodies } from './problem.js';

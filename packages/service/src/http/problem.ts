@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { API_REALM, ERROR_TYPE_TAG } from '../config.js';
 import { ApiError, ERROR_CATALOGUE, type ErrorCode } from '../errors/catalogue.js';
+import { API_REALM, ERROR_TYPE_TAG } from '../service-names.js';
 import { StoreUnavailableError } from '../store/unavailable.js';
 import type { Refusal } from './request-log.js';
 

@@ -5,8 +5,8 @@ import { changeAllowlist, createIntegration, revokeIntegration } from '../../src
 import { endOldKey, rollKey } from '../../src/access/keys.js';
 import { changeTeam, setOrganizationPlan } from '../../src/access/organizations.js';
 import { ManualClock } from '../../src/clock.js';
-import { DEFAULT_LIMITS, type Limits } from '../../src/config.js';
 import { ApiError } from '../../src/errors/catalogue.js';
+import { DEFAULT_LIMITS, type Limits } from '../../src/limits.js';
 import type { Store } from '../../src/store/store.js';
 import { describeEachBackend } from '../support/backends.js';
 import { putMeta } from '../support/meta.js';

@@ -5,7 +5,7 @@ import { createAccessControl } from '../../src/access/create-access-control.js';
 import { parseKey } from '../../src/access/keys.js';
 import { registerAdminCommands } from '../../src/cli/admin.js';
 import { ManualClock } from '../../src/clock.js';
-import { DEFAULT_LIMITS } from '../../src/config.js';
+import { DEFAULT_LIMITS } from '../../src/limits.js';
 import type { Store } from '../../src/store/store.js';
 import { describeEachBackend } from '../support/backends.js';
 import { seedOrganization, seedTeam } from './fixtures.js';

@@ -1,8 +1,8 @@
 import { Redis } from 'ioredis';
 import { createAccessControl } from '../../src/access/create-access-control.js';
 import { systemClock } from '../../src/clock.js';
-import { DEFAULT_LIMITS, type Limits } from '../../src/config.js';
 import { buildApp } from '../../src/http/app.js';
+import { DEFAULT_LIMITS, type Limits } from '../../src/limits.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 
 // One API process for the two-process test: shared SQLite file and shared Redis, real clock.

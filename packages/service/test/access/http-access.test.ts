@@ -2,7 +2,7 @@ import { afterEach, beforeEach, expect, it } from 'vitest';
 import { changeAllowlist, revokeIntegration } from '../../src/access/integrations.js';
 import { endOldKey, rollKey } from '../../src/access/keys.js';
 import { changeTeam, setOrganizationPlan } from '../../src/access/organizations.js';
-import { API_REALM } from '../../src/config.js';
+import { API_REALM } from '../../src/service-names.js';
 import type { Store } from '../../src/store/store.js';
 import { describeEachBackend } from '../support/backends.js';
 import { putMeta } from '../support/meta.js';

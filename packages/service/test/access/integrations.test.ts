@@ -9,8 +9,8 @@ import {
 import { endOldKey, getPepper, keyMatches, parseKey, rollKey } from '../../src/access/keys.js';
 import { changeTeam, setOrganizationPlan } from '../../src/access/organizations.js';
 import { ManualClock } from '../../src/clock.js';
-import { DEFAULT_LIMITS } from '../../src/config.js';
 import { AdminError } from '../../src/errors/admin-error.js';
+import { DEFAULT_LIMITS } from '../../src/limits.js';
 import type { Store } from '../../src/store/store.js';
 import type { IntegrationState } from '../../src/write/commands/integration-state.js';
 import { type ApiKeyState, KEY_PREFIX } from '../../src/write/commands/key-state.js';

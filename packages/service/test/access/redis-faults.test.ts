@@ -3,8 +3,8 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import type { AccessRequest } from '../../src/access/access-control.js';
 import { createAccessControl } from '../../src/access/create-access-control.js';
 import { redisClientOptions } from '../../src/access/limits/redis-health.js';
-import { DEFAULT_LIMITS, type Limits } from '../../src/config.js';
 import { ApiError } from '../../src/errors/catalogue.js';
+import { DEFAULT_LIMITS, type Limits } from '../../src/limits.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
 import { type AccessHarness, accessHarness } from './http-harness.js';

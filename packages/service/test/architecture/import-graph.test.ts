@@ -165,7 +165,7 @@ const SERVICE_LAYERS: readonly (readonly string[])[] = [
   ['write'],
   ['store'],
   ['ids.ts'],
-  ['schemas', 'clock.ts', 'config.ts', 'errors'],
+  ['schemas', 'clock.ts', 'limits.ts', 'service-names.ts', 'errors'],
 ];
 
 /** The top-level folder or file of `src/` a source file belongs to. */

@@ -22,7 +22,8 @@ const BELOW_WRITE = [
   'src/store/store.ts',
   'src/errors/',
   'src/settings.ts',
-  'src/config.ts',
+  'src/limits.ts',
+  'src/service-names.ts',
   'src/clock.ts',
   'src/ids.ts',
 ];
@@ -70,7 +71,7 @@ describe('one writer of stored state', () => {
     expect(outside.map((u) => u.use)).toEqual([]);
   });
 
-  it('write/ imports only the layers below it (schemas, store, errors, settings, config, clock, ids)', () => {
+  it('write/ imports only the layers below it (schemas, store, errors, settings, limits, service names, clock, ids)', () => {
     const wrong: string[] = [];
     for (const source of p.getSourceFiles()) {
       const file = relative(SERVICE, source.fileName);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { resolveDbUrl, resolveLimits, resolveOps, serverSettings } from '../../src/cli/options.js';
 import { buildProgram } from '../../src/cli/program.js';
-import { DEFAULT_LIMITS, LIMITS_SCHEMA } from '../../src/config.js';
+import { DEFAULT_LIMITS, LIMITS_SCHEMA } from '../../src/limits.js';
 import { LOG_LEVELS, settingDefault, settingOption } from '../../src/settings.js';
 
 describe('crm-export settings: flag, else environment variable, else default', () => {

@@ -4,7 +4,7 @@ import { get } from 'node:http';
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { restartDelay } from '../../src/cli/serve-workers.js';
-import { DEFAULT_LIMITS } from '../../src/config.js';
+import { DEFAULT_LIMITS } from '../../src/limits.js';
 import { cliJson, type RunningCli, runCli, startCli, tempDir } from './cli.js';
 import { CONTINUE, count, rawConnect, searchRequest, waitFor } from './raw-client.js';
 

@@ -1,7 +1,7 @@
 import { afterEach, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
-import { DEFAULT_LIMITS } from '../../src/config.js';
 import { markRestore } from '../../src/feed/feed-epoch.js';
+import { DEFAULT_LIMITS } from '../../src/limits.js';
 import type { Store } from '../../src/store/store.js';
 import { requestCapture } from '../../src/write/commands/capture.js';
 import { Crm } from '../../src/write/events/crm.js';

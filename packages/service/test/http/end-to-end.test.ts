@@ -3,9 +3,9 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createAccessControl } from '../../src/access/create-access-control.js';
 import { createIntegration } from '../../src/access/integrations.js';
 import { ManualClock } from '../../src/clock.js';
-import { DEFAULT_LIMITS } from '../../src/config.js';
 import { runDemo } from '../../src/demo/run-demo.js';
 import { buildApp } from '../../src/http/app.js';
+import { DEFAULT_LIMITS } from '../../src/limits.js';
 import { FeedItem, ListOf } from '../../src/schemas/envelope.js';
 import {
   Activity,

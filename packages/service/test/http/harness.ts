@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { AccessControl } from '../../src/access/access-control.js';
 import { ManualClock } from '../../src/clock.js';
-import { DEFAULT_LIMITS, type Limits } from '../../src/config.js';
 import { buildApp } from '../../src/http/app.js';
+import { DEFAULT_LIMITS, type Limits } from '../../src/limits.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
 import { FakeAccess } from './fake-access.js';

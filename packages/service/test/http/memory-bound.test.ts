@@ -4,8 +4,8 @@ import { runInNewContext } from 'node:vm';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_TABLE_BYTES } from '../../src/access/limits/memory-table.js';
-import { DEFAULT_LIMITS } from '../../src/config.js';
 import { buildApp } from '../../src/http/app.js';
+import { DEFAULT_LIMITS } from '../../src/limits.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { type AccessHarness, accessHarness } from '../access/http-harness.js';
 

@@ -1,6 +1,6 @@
 import type { Clock } from '../../clock.js';
-import type { Limits } from '../../config.js';
 import { ApiError } from '../../errors/catalogue.js';
+import type { Limits } from '../../limits.js';
 import type { CounterStore } from './counter-store.js';
 import type { RefusingLock } from './rate-limits.js';
 import type { RequestBudget } from './redis-health.js';

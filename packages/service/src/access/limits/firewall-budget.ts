@@ -1,5 +1,5 @@
 import type { Clock } from '../../clock.js';
-import type { Limits } from '../../config.js';
+import type { Limits } from '../../limits.js';
 import { FirewallBlockedError } from '../access-control.js';
 import type { CounterStore } from './counter-store.js';
 import type { RefusingLock } from './rate-limits.js';

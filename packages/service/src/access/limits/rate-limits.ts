@@ -1,6 +1,6 @@
 import type { Clock } from '../../clock.js';
-import type { Limits } from '../../config.js';
 import { ApiError } from '../../errors/catalogue.js';
+import type { Limits } from '../../limits.js';
 import type { BudgetWindow, RateClass, Reservation } from '../access-control.js';
 import type { Adjustment, ChargeStep, CounterStore, LockCheck, Window } from './counter-store.js';
 import type { RequestBudget } from './redis-health.js';

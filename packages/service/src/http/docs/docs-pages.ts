@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
-import { DOCS_PATH } from '../../config.js';
 import type { ErrorCode } from '../../errors/catalogue.js';
+import { DOCS_PATH } from '../../service-names.js';
 import { errorDocUrl } from '../problem.js';
 import { renderErrorsPage } from './errors-page.js';
 import { linkedDocument, REDOC_BUNDLE_FILE, redocPage, START_SCRIPT } from './redoc-page.js';
