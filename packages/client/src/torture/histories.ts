@@ -1,9 +1,10 @@
 // The scripted failure histories of the torture kit: what the proxy does to the consumer's requests in
-// each run, and what the copy must hold afterwards. The histories of the contract's other answers are in
-// histories-answers.ts.
+// each run, and what the copy must hold afterwards. The histories of the contract's other answers and of
+// killed runs are in histories-*.ts.
 import type { Fault } from '../fault-proxy/fault-plan.js';
 import type { CopyRecord } from './copy.js';
 import { ANSWER_HISTORIES } from './histories-answers.js';
+import { KILL_HISTORIES } from './histories-kills.js';
 import {
   counter,
   editPage,
@@ -219,4 +220,4 @@ const FIRST_HISTORIES: History[] = [
 ];
 
 /** Every history, in the order the kit runs them. */
-export const HISTORIES: History[] = [...FIRST_HISTORIES, ...ANSWER_HISTORIES];
+export const HISTORIES: History[] = [...FIRST_HISTORIES, ...ANSWER_HISTORIES, ...KILL_HISTORIES];

@@ -28,6 +28,8 @@ const BUGS: [bug: string, histories: string[], rule: string][] = [
   ['fatal-5xx', ['server-errors'], RULES.passing],
   ['not-ready-resync', ['capture-not-ready'], RULES.notReady],
   ['404-drops-team', ['team-404-still-listed'], RULES.teamGone],
+  ['cursor-first', ['kill-mid-page'], RULES.cursorAfterPage],
+  ['wipe-resync', ['kill-during-resync'], RULES.resyncKeeps],
 ];
 
 /** A failed history keeps the consumer's standard error for its engineer: the tests remove it. */

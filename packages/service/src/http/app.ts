@@ -7,7 +7,6 @@ import type { AccessControl } from '../access/access-control.js';
 import type { Clock } from '../clock.js';
 import { CursorCodec, loadCursorSecret } from '../cursor-codec.js';
 import { ApiError } from '../errors/catalogue.js';
-import { teamGate } from '../feed/capture-gate.js';
 import { DEFAULT_READ_AHEAD_PAGES, FeedReadAhead } from '../feed/feed-read-ahead.js';
 import type { Limits } from '../limits.js';
 import { instrumentAccess } from '../metrics/instrument-access.js';
@@ -28,6 +27,7 @@ import { ProblemBodies, sendPlain, sendProblem } from './problem.js';
 import { queryAwareValidatorFactory } from './query-validator.js';
 import { decorateRequestFields } from './request-fields.js';
 import { outcomeOf, requestLogger } from './request-log.js';
+import { teamGate } from './team-gate.js';
 import { fastifyTrustProxy, type TrustProxy } from './trust-proxy.js';
 
 export interface BuildAppOptions {
