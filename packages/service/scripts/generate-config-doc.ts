@@ -3,7 +3,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CONFIG_DOC_PATH, withGeneratedTables } from '../src/settings.js';
+import { CONFIG_DOC_PATH, withGeneratedTables } from '../src/settings/config-doc.js';
 
 const path = join(dirname(fileURLToPath(import.meta.url)), '../../..', CONFIG_DOC_PATH);
 writeFileSync(path, withGeneratedTables(readFileSync(path, 'utf8')));

@@ -20,7 +20,7 @@ import {
   startOperatorListener,
 } from './operator-listener.js';
 import { RELEASE } from './service-names.js';
-import { readSetting } from './settings.js';
+import { readSetting } from './settings/read-setting.js';
 import type { Store } from './store/store.js';
 
 export interface ServerOptions {

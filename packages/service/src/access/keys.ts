@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { AdminError } from '../errors/admin-error.js';
-import { readSetting } from '../settings.js';
+import { readSetting } from '../settings/read-setting.js';
 import type { Store } from '../store/store.js';
 import { drawSecret, runCommand } from '../write/commands/commands.js';
 import {

@@ -3,7 +3,7 @@ import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
 import { iso, systemClock } from '../clock.js';
 import { AdminError } from '../errors/admin-error.js';
-import { settingOption } from '../settings.js';
+import { settingOption } from '../settings/read-setting.js';
 import type { Store } from '../store/store.js';
 import { runCommand } from '../write/commands/commands.js';
 import { jsonText, printable, terminalText } from './terminal-text.js';

@@ -13,7 +13,7 @@ import {
 } from '../access/sandbox.js';
 import { systemClock } from '../clock.js';
 import { REMOVAL_REASONS } from '../schemas/enums.js';
-import { readLimits } from '../settings.js';
+import { readLimits } from '../settings/read-limits.js';
 import { type CommonOptions, common, type OpenStore, parseFlag, run } from './admin-run.js';
 
 // `crm-export admin sandbox ...`: fault switches on example teams (livemode false), so a consumer can be

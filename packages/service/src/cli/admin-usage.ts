@@ -6,7 +6,8 @@ import { getIntegration } from '../access/integrations.js';
 import { readSwitches, setApiDisabled, setCapabilityDisabled } from '../access/switches.js';
 import { systemClock } from '../clock.js';
 import { AdminError } from '../errors/admin-error.js';
-import { readLimits, readSetting, settingOption } from '../settings.js';
+import { readLimits } from '../settings/read-limits.js';
+import { readSetting, settingOption } from '../settings/read-setting.js';
 import { type CommonOptions, common, type OpenStore, parseFlag, refuse, run, table } from './admin-run.js';
 
 // `admin integrations usage ID` reads the counters the API processes share through Redis (REDIS_URL).

@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import type { Command } from 'commander';
 import { startOfUtcDay } from '../demo/demo-defaults.js';
-import { settingOption } from '../settings.js';
+import { settingOption } from '../settings/read-setting.js';
 import { openDb } from './options.js';
 import { jsonText, terminalText } from './terminal-text.js';
 

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { systemClock } from '../clock.js';
 import { markRestore } from '../feed/feed-epoch.js';
 import { trimFeedOnce } from '../feed/feed-jobs.js';
-import { readLimits } from '../settings.js';
+import { readLimits } from '../settings/read-limits.js';
 import { capturePending } from '../write/commands/capture.js';
 import { type CommonOptions, common, confirmed, type OpenStore, run, yesOption } from './admin-run.js';
 

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { systemClock } from '../clock.js';
 import type { IngestResult } from '../ingest/ingest-file.js';
-import { settingOption } from '../settings.js';
+import { settingOption } from '../settings/read-setting.js';
 import { ingestProgress } from './ingest-progress.js';
 import { openDb } from './options.js';
 import { jsonText, printable } from './terminal-text.js';

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { settingOption } from '../settings.js';
+import { settingOption } from '../settings/read-setting.js';
 import { openDb, resolveDbUrl } from './options.js';
 import { jsonText, printable } from './terminal-text.js';
 

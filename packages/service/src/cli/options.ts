@@ -3,12 +3,15 @@ import { systemClock } from '../clock.js';
 import { parseTrustProxy, type TrustProxy } from '../http/trust-proxy.js';
 import type { Limits } from '../limits.js';
 import type { OperatorAddress } from '../operator-listener.js';
-import { ConfigError, parseSetting, readLimits, readSetting, SETTINGS } from '../settings.js';
+import { ConfigError } from '../settings/config-error.js';
+import { readLimits } from '../settings/read-limits.js';
+import { parseSetting, readSetting } from '../settings/read-setting.js';
+import { SETTINGS } from '../settings/settings.js';
 import { openStore } from '../store/open-store.js';
 import { DatabaseMissingError, type Store } from '../store/store.js';
 import { runDataMigrations } from '../write/commands/data-migrations.js';
 
-// The CLI's view of the settings (src/settings.ts): a flag wins over its variable, the variable over the
+// The CLI's view of the settings (src/settings/): a flag wins over its variable, the variable over the
 // default, and every value was checked against its schema before anything is opened.
 
 /** Where npm or npx was started (`INIT_CWD`), else the current directory. */
@@ -66,7 +69,7 @@ export function resolveHost(flag: string | undefined, env: NodeJS.ProcessEnv = p
   return readSetting('host', flag, env) as string;
 }
 
-/** The limits: defaults with `CRM_EXPORT_LIMITS` applied (src/settings.ts). */
+/** The limits: defaults with `CRM_EXPORT_LIMITS` applied (src/settings/). */
 export function resolveLimits(env: NodeJS.ProcessEnv = process.env): Limits {
   return readLimits(env);
 }

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { settingOption } from '../settings.js';
+import { settingOption } from '../settings/read-setting.js';
 import { openDb, opsLine, serverSettings } from './options.js';
 import {
   exitOnStartFailure,

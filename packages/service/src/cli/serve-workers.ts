@@ -2,7 +2,7 @@ import cluster, { type Worker } from 'node:cluster';
 import { createServer } from 'node:net';
 import type { Limits } from '../limits.js';
 import type { OperatorAddress } from '../operator-listener.js';
-import { readSetting } from '../settings.js';
+import { readSetting } from '../settings/read-setting.js';
 import type { Store } from '../store/store.js';
 import { openDb } from './options.js';
 

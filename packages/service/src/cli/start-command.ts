@@ -3,7 +3,7 @@ import { createIntegration } from '../access/integrations.js';
 import { iso, systemClock } from '../clock.js';
 import { startOfUtcDay } from '../demo/demo-defaults.js';
 import { DOCS_PATH } from '../service-names.js';
-import { settingOption } from '../settings.js';
+import { settingOption } from '../settings/read-setting.js';
 import type { Store } from '../store/store.js';
 import { runCommand } from '../write/commands/commands.js';
 import { START_META_KEY } from '../write/commands/meta-state.js';

@@ -160,7 +160,7 @@ const SERVICE_LAYERS: readonly (readonly string[])[] = [
   ['metrics', 'feed'],
   ['cursor-codec.ts', 'list-envelope.ts'],
   ['access'],
-  ['settings.ts'],
+  ['settings'],
   ['demo', 'ingest'],
   ['write'],
   ['store'],

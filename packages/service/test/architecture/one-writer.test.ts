@@ -21,7 +21,7 @@ const BELOW_WRITE = [
   'src/schemas/',
   'src/store/store.ts',
   'src/errors/',
-  'src/settings.ts',
+  'src/settings/',
   'src/limits.ts',
   'src/service-names.ts',
   'src/clock.ts',

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { resolveLimits, serverSettings } from '../../src/cli/options.js';
-import { ConfigError } from '../../src/settings.js';
+import { ConfigError } from '../../src/settings/config-error.js';
 
 // A name in CRM_EXPORT_LIMITS is one of the limits' own names: the names every JavaScript object inherits
 // are not limits, and an unknown name stops the command (docs/configuration.md).

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { resolveDbUrl, resolveLimits, resolveOps, serverSettings } from '../../src/cli/options.js';
 import { buildProgram } from '../../src/cli/program.js';
 import { DEFAULT_LIMITS, LIMITS_SCHEMA } from '../../src/limits.js';
-import { LOG_LEVELS, settingDefault, settingOption } from '../../src/settings.js';
+import { settingDefault, settingOption } from '../../src/settings/read-setting.js';
+import { LOG_LEVELS } from '../../src/settings/settings.js';
 
 describe('crm-export settings: flag, else environment variable, else default', () => {
   it('--db wins over DATABASE_URL, which wins over sqlite:./data/crm-export.db', () => {
