@@ -3,10 +3,10 @@ import type { Static, TSchema } from 'typebox';
 import type { Principal } from '../access/access-control.js';
 import type { EndpointName } from '../access/endpoints.js';
 import type { ErrorCode } from '../errors/catalogue.js';
-import type { WhileUncaptured } from '../feed/capture-gate.js';
 import type { Scope } from '../schemas/enums.js';
 import type { Charge } from './charge.js';
 import type { Answer, HttpDeps } from './context.js';
+import type { WhileUncaptured } from './team-gate.js';
 
 // An endpoint is one declaration: everything the pipeline (pipeline.ts) applies to its requests, what
 // OpenAPI and the scopes table of docs/api.md say of it, and its handler. The hooks read it from the

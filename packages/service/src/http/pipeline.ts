@@ -1,11 +1,11 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Principal } from '../access/access-control.js';
-import type { TeamGate } from '../feed/capture-gate.js';
 import type { App, HttpDeps } from './context.js';
 import { headerTeam, principalOf } from './context.js';
 import type { BoundRecord, Endpoint, EndpointCall } from './endpoint.js';
 import { responses, secured } from './openapi.js';
 import { strictValidatorCompiler } from './strict-validator.js';
+import type { TeamGate } from './team-gate.js';
 
 // The one registration of every endpoint declaration. The app's hooks read the declaration from the
 // route's config: the firewall (a body only where one is declared), the access hook (switches, key,

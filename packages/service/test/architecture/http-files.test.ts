@@ -41,4 +41,10 @@ describe('the files of http/', () => {
     expect(fields.length).toBe(9);
     expect(started).toEqual(fields);
   });
+
+  it('the team gate, a step of the HTTP pipeline, lives in http/ and feed/ keeps only what capture is', () => {
+    expect(exportsOf(join(HTTP, 'team-gate.ts'))).toEqual(['WhileUncaptured', 'TeamGate', 'teamGate']);
+    const feed = (readdirSync(join(SRC, 'feed')) as string[]).filter((file) => file.endsWith('.ts'));
+    expect(feed.flatMap((file) => exportsOf(join(SRC, 'feed', file))).filter((name) => /gate/i.test(name))).toEqual([]);
+  });
 });

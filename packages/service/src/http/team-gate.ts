@@ -1,11 +1,12 @@
 import type { AccessControl, Principal } from '../access/access-control.js';
 import { ApiError } from '../errors/catalogue.js';
+import { isCaptured } from '../feed/capture.js';
 import type { Store } from '../store/store.js';
-import { isCaptured } from './capture.js';
 
-// The checks of a request that reads one team's data, once the team is known: the team's own refusals,
-// the sandbox faults of an example team, then capture. What a team not yet prepared answers is the
-// endpoint's declared rule: a team endpoint 409 capture_not_ready, a record read by id 404 resource_missing.
+// The last step of the pipeline before the handler (pipeline.ts binds the team, then runs this): the
+// team's own refusals, the sandbox faults of an example team, then capture (feed/capture.ts). What a team
+// not yet prepared answers is the endpoint's declared rule: a team endpoint 409 capture_not_ready, a record
+// read by id 404 resource_missing.
 
 /** What an endpoint answers while its team is not prepared (docs/feed.md, capture). */
 export type WhileUncaptured = 'capture_not_ready' | 'resource_missing';
