@@ -10,13 +10,13 @@ import { type AccessMode, openAccess, withoutLimits } from './bench-access.js';
 import { BENCH_TEAM } from './lead-data.js';
 import {
   buildApp,
-  createAccessControl,
   createLogger,
   DEFAULT_LIMITS,
   Metrics,
   PostgresStore,
   redisClientOptions,
   SqliteStore,
+  StoreAccessControl,
   systemClock,
 } from './service.js';
 
@@ -73,7 +73,7 @@ const redis =
     : undefined;
 if (redis) await new Promise((resolve) => redis.once('ready', resolve));
 // Each run counts under its own prefix so an earlier run's counters never interfere.
-const real = createAccessControl({
+const real = new StoreAccessControl({
   store,
   clock: systemClock,
   limits,

@@ -5,9 +5,9 @@
 
 const dist = (path: string): Promise<unknown> => import(new URL(`../dist/${path}`, import.meta.url).href);
 
-export const { createAccessControl } = (await dist(
-  'access/create-access-control.js',
-)) as typeof import('../src/access/create-access-control.js');
+export const { StoreAccessControl } = (await dist(
+  'access/store-access-control.js',
+)) as typeof import('../src/access/store-access-control.js');
 export const { createIntegration } = (await dist(
   'access/integrations.js',
 )) as typeof import('../src/access/integrations.js');

@@ -3,8 +3,8 @@ import closeWithGrace from 'close-with-grace';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { type DestinationStream, type Logger, pino } from 'pino';
-import { createAccessControl } from './access/create-access-control.js';
 import { redisClientOptions } from './access/limits/redis-health.js';
+import { StoreAccessControl } from './access/store-access-control.js';
 import { type Clock, systemClock } from './clock.js';
 import { startFeedJobs } from './feed/feed-jobs.js';
 import { buildApp } from './http/app.js';
@@ -107,7 +107,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const redis = options.redisUrl ? new Redis(options.redisUrl, redisClientOptions(limits.redisBudgetMs)) : null;
   if (redis) await redisReady(redis);
   const metrics = options.metrics ?? (options.ops ? new Metrics() : undefined);
-  const access = createAccessControl({
+  const access = new StoreAccessControl({
     store: options.store,
     clock,
     limits,

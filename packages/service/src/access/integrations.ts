@@ -7,7 +7,11 @@ import type { AllowlistAction } from '../write/commands/access-commands.js';
 import { normalizeAllowlist } from '../write/commands/allowlist-entries.js';
 import { requestCapture } from '../write/commands/capture.js';
 import { runCommand } from '../write/commands/commands.js';
-import { type IntegrationState, type IntegrationSummary, summarizeIntegration } from '../write/commands/integration-state.js';
+import {
+  type IntegrationState,
+  type IntegrationSummary,
+  summarizeIntegration,
+} from '../write/commands/integration-state.js';
 import { drawKey } from '../write/commands/key-state.js';
 import { teamHoldsData } from './eligibility.js';
 import { getPepper } from './keys.js';

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import { Redis } from 'ioredis';
-import { createAccessControl, type UsageReport } from '../access/create-access-control.js';
 import { ENDPOINT_NAMES, isEndpointName } from '../access/endpoints.js';
 import { getIntegration } from '../access/integrations.js';
+import { StoreAccessControl, type UsageReport } from '../access/store-access-control.js';
 import { readSwitches, setApiDisabled, setCapabilityDisabled } from '../access/switches.js';
 import { systemClock } from '../clock.js';
 import { AdminError } from '../errors/admin-error.js';
@@ -36,7 +36,7 @@ export function registerUsageCommand(integrations: Command, open: OpenStore): vo
           const redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: true });
           try {
             await redis.connect();
-            const access = createAccessControl({
+            const access = new StoreAccessControl({
               store,
               clock: systemClock,
               limits: readLimits(),

@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import type { AccessControl, AccessRequest } from '../../src/access/access-control.js';
-import { createAccessControl } from '../../src/access/create-access-control.js';
 import { changeAllowlist, createIntegration, revokeIntegration } from '../../src/access/integrations.js';
 import { endOldKey, rollKey } from '../../src/access/keys.js';
 import { changeTeam, setOrganizationPlan } from '../../src/access/organizations.js';
+import { StoreAccessControl } from '../../src/access/store-access-control.js';
 import { ManualClock } from '../../src/clock.js';
 import { ApiError } from '../../src/errors/catalogue.js';
 import { DEFAULT_LIMITS, type Limits } from '../../src/limits.js';
@@ -52,7 +52,7 @@ describeEachBackend('access control: authentication and team eligibility', (make
     const created = await createIntegration(store, clock, { teams: ['team_a1', 'team_a2'], name: 'Warehouse' });
     key = `Bearer ${created.key}`;
     integrationId = created.integration.id;
-    access = createAccessControl({ store, clock, limits });
+    access = new StoreAccessControl({ store, clock, limits });
   });
   afterEach(() => store.close());
 
@@ -89,7 +89,7 @@ describeEachBackend('access control: authentication and team eligibility', (make
 
   it('key lifecycle: old key works in grace, 401 key_expired after it; roll again, compromised, end old key: invalid_credentials', async () => {
     const limitsNoCache = { ...limits, keyCacheMs: 0 };
-    access = createAccessControl({ store, clock, limits: limitsNoCache });
+    access = new StoreAccessControl({ store, clock, limits: limitsNoCache });
     const rolled = await rollKey(store, clock, integrationId, { grace: '1h' });
     const second = `Bearer ${rolled.key}`;
     expect(await auth(key)).toBe('ok');
@@ -119,7 +119,7 @@ describeEachBackend('access control: authentication and team eligibility', (make
   });
 
   it('on one keep-alive connection a key that matched is still refused once expired, rolled away or revoked, and a key differing only in its secret is refused after it', async () => {
-    access = createAccessControl({ store, clock, limits: { ...limits, keyCacheMs: 0 } });
+    access = new StoreAccessControl({ store, clock, limits: { ...limits, keyCacheMs: 0 } });
     const connection = {};
     const on = (authorization: string) => auth(authorization, { connection });
     expect(await on(key)).toBe('ok');
@@ -147,7 +147,7 @@ describeEachBackend('access control: authentication and team eligibility', (make
 
   it('IP allowlist: 403 ip_not_allowed only after the key verified; empty list allows any', async () => {
     await changeAllowlist(store, integrationId, 'set', ['198.51.100.0/24']);
-    access = createAccessControl({ store, clock, limits });
+    access = new StoreAccessControl({ store, clock, limits });
     expect(await auth(key, { ip: '198.51.100.77' })).toBe('ok');
     expect(await auth(key, { ip: '::ffff:198.51.100.77' })).toBe('ok');
     expect(await auth(key, { ip: '203.0.113.5' })).toBe('ip_not_allowed');
@@ -160,7 +160,7 @@ describeEachBackend('access control: authentication and team eligibility', (make
   it('a team that joins, leaves or changes organization drops out of the key; restricted teams stay listed', async () => {
     const solo = await createIntegration(store, clock, { teams: ['team_solo'], name: 'Solo' });
     const soloKey = `Bearer ${solo.key}`;
-    access = createAccessControl({ store, clock, limits: { ...limits, keyCacheMs: 0 } });
+    access = new StoreAccessControl({ store, clock, limits: { ...limits, keyCacheMs: 0 } });
     await changeTeam(store, 'team_a2', { field: 'state', value: 'api_paused' });
     expect((await access.authenticate(req(key))).teams).toEqual(['team_a1', 'team_a2']);
     await changeTeam(store, 'team_a2', { field: 'organization', value: 'org_b' });
@@ -175,7 +175,7 @@ describeEachBackend('access control: authentication and team eligibility', (make
   });
 
   it('checkTeam: 403 plan_not_entitled, team_state_restricted (every restricted state, legal setup), sector_restricted', async () => {
-    access = createAccessControl({ store, clock, limits: { ...limits, keyCacheMs: 0 } });
+    access = new StoreAccessControl({ store, clock, limits: { ...limits, keyCacheMs: 0 } });
     const principal = await access.authenticate(req(key));
     expect(await outcome(access.checkTeam(principal, 'team_a1'))).toBe('ok');
     await setOrganizationPlan(store, 'org_a', { plan: 'no_api' });
@@ -204,7 +204,7 @@ describeEachBackend('access control: authentication and team eligibility', (make
   });
 
   it('operator switches: 503 api_disabled, 403 capability_disabled per endpoint, read from meta', async () => {
-    access = createAccessControl({ store, clock, limits: { ...limits, keyCacheMs: 2000 } });
+    access = new StoreAccessControl({ store, clock, limits: { ...limits, keyCacheMs: 2000 } });
     expect(await outcome(access.checkSwitches('GET /v1/leads'))).toBe('ok');
     await putMeta(store, 'capability_disabled', JSON.stringify(['GET /v1/leads']));
     await putMeta(store, 'api_disabled', 'true');

@@ -1,8 +1,8 @@
 import { Command } from 'commander';
 import { Redis } from 'ioredis';
 import { afterEach, beforeEach, expect, it, vi } from 'vitest';
-import { createAccessControl } from '../../src/access/create-access-control.js';
 import { parseKey } from '../../src/access/keys.js';
+import { StoreAccessControl } from '../../src/access/store-access-control.js';
 import { registerAdminCommands } from '../../src/cli/admin.js';
 import { ManualClock } from '../../src/clock.js';
 import { DEFAULT_LIMITS } from '../../src/limits.js';
@@ -149,7 +149,7 @@ describeEachBackend('crm-export admin', (makeStore) => {
     await new Promise((resolve) => redis.once('ready', resolve));
     try {
       const clock = new ManualClock(Date.now());
-      const access = createAccessControl({ store, clock, limits: DEFAULT_LIMITS, redis, redisPrefix: prefix });
+      const access = new StoreAccessControl({ store, clock, limits: DEFAULT_LIMITS, redis, redisPrefix: prefix });
       const { key } = await json('integrations', 'roll', integration.id);
       const principal = await access.authenticate({
         authorization: `Bearer ${key}`,

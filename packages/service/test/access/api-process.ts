@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { createAccessControl } from '../../src/access/create-access-control.js';
+import { StoreAccessControl } from '../../src/access/store-access-control.js';
 import { systemClock } from '../../src/clock.js';
 import { buildApp } from '../../src/http/app.js';
 import { DEFAULT_LIMITS, type Limits } from '../../src/limits.js';
@@ -14,7 +14,7 @@ const store = new SqliteStore({ path: dbPath as string });
 await store.migrate();
 const redis = new Redis(redisUrl as string, { enableOfflineQueue: false });
 await new Promise((resolve) => redis.once('ready', resolve));
-const access = createAccessControl({ store, clock: systemClock, limits, redis, redisPrefix: prefix as string });
+const access = new StoreAccessControl({ store, clock: systemClock, limits, redis, redisPrefix: prefix as string });
 const app = buildApp({ store, access, clock: systemClock, limits });
 await app.listen({ host: '127.0.0.1', port: 0 });
 const address = app.server.address();

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createAccessControl } from '../../src/access/create-access-control.js';
+import { StoreAccessControl } from '../../src/access/store-access-control.js';
 import { buildApp } from '../../src/http/app.js';
 import { DEFAULT_LIMITS } from '../../src/limits.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
@@ -158,7 +158,7 @@ for (const backend of BACKENDS) {
         await h.inject('/v1/calls?limit=10', { headers: TEAM });
         const { close: _close, ...options } = counters;
         const limits = { ...DEFAULT_LIMITS, ...LIMITS };
-        const access = createAccessControl({ store, clock: h.clock, limits, ...options });
+        const access = new StoreAccessControl({ store, clock: h.clock, limits, ...options });
         const other = buildApp({ store, clock: h.clock, limits, access });
         await other.ready();
         try {

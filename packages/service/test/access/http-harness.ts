@@ -1,6 +1,6 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { type AccessControlOptions, createAccessControl } from '../../src/access/create-access-control.js';
 import { createIntegration } from '../../src/access/integrations.js';
+import { type AccessControlOptions, StoreAccessControl } from '../../src/access/store-access-control.js';
 import { ManualClock } from '../../src/clock.js';
 import { buildApp } from '../../src/http/app.js';
 import type { TrustProxy } from '../../src/http/trust-proxy.js';
@@ -20,7 +20,7 @@ export interface AccessHarness {
   key: string;
   integrationId: string;
   /** The access control behind `app` (its `usage` reads the counters). */
-  access: ReturnType<typeof createAccessControl>;
+  access: StoreAccessControl;
   inject(
     url: string,
     options?: { key?: string | undefined; ip?: string; headers?: Record<string, string> },
@@ -107,7 +107,7 @@ export async function accessHarness(
       if (harness.app) await harness.app.close();
       harness.access?.close();
       const { trustProxy, ...counters } = options;
-      harness.access = createAccessControl({ store, clock, limits: all, ...counters });
+      harness.access = new StoreAccessControl({ store, clock, limits: all, ...counters });
       harness.app = buildApp({
         store,
         clock,

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import type { AccessControl, AccessRequest, Principal } from '../../src/access/access-control.js';
-import { createAccessControl } from '../../src/access/create-access-control.js';
 import { createIntegration, revokeIntegration } from '../../src/access/integrations.js';
 import { utcDay } from '../../src/access/limits/rate-limits.js';
+import { StoreAccessControl } from '../../src/access/store-access-control.js';
 import { ManualClock } from '../../src/clock.js';
 import { ApiError } from '../../src/errors/catalogue.js';
 import { DEFAULT_LIMITS, type Limits } from '../../src/limits.js';
@@ -26,7 +26,7 @@ describeEachBackend('access control: lockouts, rate limit and quota (memory)', (
   let key: string;
   let integrationId: string;
   const limits: Limits = { ...DEFAULT_LIMITS };
-  const make = (over: Partial<Limits> = {}) => createAccessControl({ store, clock, limits: { ...limits, ...over } });
+  const make = (over: Partial<Limits> = {}) => new StoreAccessControl({ store, clock, limits: { ...limits, ...over } });
   const req = (authorization: string | undefined, ip = '192.0.2.10'): AccessRequest => ({
     authorization,
     origin: undefined,

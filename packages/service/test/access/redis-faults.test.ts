@@ -1,8 +1,8 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { AccessRequest } from '../../src/access/access-control.js';
-import { createAccessControl } from '../../src/access/create-access-control.js';
 import { redisClientOptions } from '../../src/access/limits/redis-health.js';
+import { StoreAccessControl } from '../../src/access/store-access-control.js';
 import { ApiError } from '../../src/errors/catalogue.js';
 import { DEFAULT_LIMITS, type Limits } from '../../src/limits.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
@@ -99,7 +99,7 @@ describe.skipIf(!HAS_REDIS_SERVER)(
         { ...FAST, ...limits },
         { redis: await client(url), redisPrefix: prefix, logger: logA.logger },
       );
-      const b = createAccessControl({
+      const b = new StoreAccessControl({
         store,
         clock: h.clock,
         limits: { ...DEFAULT_LIMITS, ...FAST, ...limits },

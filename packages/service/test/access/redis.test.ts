@@ -1,8 +1,8 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AccessRequest } from '../../src/access/access-control.js';
-import { createAccessControl } from '../../src/access/create-access-control.js';
 import { createIntegration } from '../../src/access/integrations.js';
+import { StoreAccessControl } from '../../src/access/store-access-control.js';
 import { ManualClock } from '../../src/clock.js';
 import { ApiError } from '../../src/errors/catalogue.js';
 import { DEFAULT_LIMITS, type Limits } from '../../src/limits.js';
@@ -64,8 +64,8 @@ describe.skipIf(!REDIS_URL)(`limits shared through Redis${REDIS_URL ? '' : ' (sk
     // memory counters and split what the test expects shared (the fallback has tests of its own).
     const l = { ...limits, redisBudgetMs: 5_000, ...over };
     return [
-      createAccessControl({ store, clock, limits: l, redis: await connect(), redisPrefix: prefix }),
-      createAccessControl({ store, clock, limits: l, redis: await connect(), redisPrefix: prefix }),
+      new StoreAccessControl({ store, clock, limits: l, redis: await connect(), redisPrefix: prefix }),
+      new StoreAccessControl({ store, clock, limits: l, redis: await connect(), redisPrefix: prefix }),
     ] as const;
   };
   beforeEach(() => {
@@ -146,7 +146,7 @@ describe('Redis unreachable: the service keeps answering from per-process memory
     });
     dead.on('error', () => {});
     try {
-      const access = createAccessControl({
+      const access = new StoreAccessControl({
         store,
         clock,
         limits: { ...limits, itemsPerMinute: 50, authFailuresPerKey: 3 },

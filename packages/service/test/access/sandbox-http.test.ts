@@ -1,7 +1,7 @@
 import { afterEach, expect, it } from 'vitest';
-import { createAccessControl } from '../../src/access/create-access-control.js';
 import { createIntegration } from '../../src/access/integrations.js';
 import { holdNotReady, setTeamCapability } from '../../src/access/sandbox.js';
+import { StoreAccessControl } from '../../src/access/store-access-control.js';
 import { ManualClock } from '../../src/clock.js';
 import { buildApp } from '../../src/http/app.js';
 import { DEFAULT_LIMITS } from '../../src/limits.js';
@@ -33,7 +33,7 @@ describeEachBackend('sandbox faults over HTTP', (makeStore) => {
       const { key } = await createIntegration(store, clock, { teams: [EXAMPLE], name: 'Example' });
       await holdNotReady(store, clock, EXAMPLE, 60_000);
       await setTeamCapability(store, EXAMPLE, 'booking_services.list', true);
-      const access = createAccessControl({ store, clock, limits: DEFAULT_LIMITS });
+      const access = new StoreAccessControl({ store, clock, limits: DEFAULT_LIMITS });
       const app = buildApp({
         store,
         clock,

@@ -1,7 +1,7 @@
 import { Compile } from 'typebox/compile';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createAccessControl } from '../../src/access/create-access-control.js';
 import { createIntegration } from '../../src/access/integrations.js';
+import { StoreAccessControl } from '../../src/access/store-access-control.js';
 import { ManualClock } from '../../src/clock.js';
 import { runDemo } from '../../src/demo/run-demo.js';
 import { buildApp } from '../../src/http/app.js';
@@ -54,7 +54,7 @@ describeEachBackend('the API end to end on demo data', (makeStore) => {
     key = (await createIntegration(store, clock, { teams, name: 'e2e' })).key;
     clock.advance(60_000);
     const limits = { ...DEFAULT_LIMITS, itemsPerMinute: 1_000_000, readRequestsPerMinute: 1_000_000 };
-    app = buildApp({ store, access: createAccessControl({ store, clock, limits }), clock, limits, logger: false });
+    app = buildApp({ store, access: new StoreAccessControl({ store, clock, limits }), clock, limits, logger: false });
     await app.ready();
   }, 120_000);
   afterAll(async () => {

@@ -1,8 +1,8 @@
 import { Writable } from 'node:stream';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createAccessControl } from '../../src/access/create-access-control.js';
 import { createIntegration } from '../../src/access/integrations.js';
+import { StoreAccessControl } from '../../src/access/store-access-control.js';
 import { ManualClock } from '../../src/clock.js';
 import { runDemo } from '../../src/demo/run-demo.js';
 import { buildApp } from '../../src/http/app.js';
@@ -94,7 +94,7 @@ describeEachBackend('the request log', (makeStore) => {
     });
     app = buildApp({
       store,
-      access: createAccessControl({ store, clock, limits }),
+      access: new StoreAccessControl({ store, clock, limits }),
       clock,
       limits,
       logger: createLogger('info', sink),

@@ -60,7 +60,10 @@ export class AuthLockout {
   }
 
   /** Counts one failure from `ip` (and against `keyId` when the key id exists) and locks at the threshold. */
-  async recordFailure(ip: string, keyId?: string, budget?: RequestBudget): Promise<void> {
+  async recordFailure(
+    ip: string,
+    { keyId, budget }: { keyId?: string | undefined; budget?: RequestBudget } = {},
+  ): Promise<void> {
     await this.count(this.ipFailures, this.ipLocks, ip, this.limits.authFailuresPerIp, budget);
     if (keyId !== undefined) {
       await this.count(this.keyFailures, this.keyLocks, keyId, this.limits.authFailuresPerKey, budget);
