@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { Metrics } from '../../src/metrics/metrics.js';
 import type { FeedEntry, Store } from '../../src/store/store.js';
-import { describeEachBackend } from '../support/backends.js';
 import { sample } from '../operator-listener/scrape.js';
+import { describeEachBackend } from '../support/backends.js';
 
 // The feed lag gauge (docs/operations.md, "Feed lag") is the age of each team's newest feed entry. Retention
 // drops removals older than the removal retention; a team that has been idle since its last removal must
