@@ -60,7 +60,7 @@ async function feedStressWriter(
     await store.write(async (plain) => {
       // Batched: through the write side's cache, as `Crm` writes (reads taken ahead, writes and feed
       // positions applied at the end from a head locked once per transaction).
-      const cache = batched ? new CachedTx(plain, true) : undefined;
+      const cache = batched ? new CachedTx(plain, { deferWrites: true }) : undefined;
       const tx = cache ?? plain;
       const team = p.teams[randomInt(p.teams.length)] as string;
       const ids = new Set<string>();

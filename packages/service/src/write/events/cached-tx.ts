@@ -1,3 +1,4 @@
+// One file: a single class whose cached reads and deferred writes keep the same maps consistent together.
 import type { FeedKind, RecordKind, RemovalReason } from '../../schemas/enums.js';
 import type {
   Entity,
@@ -10,6 +11,8 @@ import type {
   WriteSet,
   WriteTx,
 } from '../../store/store.js';
+import { appendTo, type By, entityKey, type Key, listKey, listKeysOf, unique } from './cache-keys.js';
+import { copyEntity } from './entity-copy.js';
 
 // A read-through cache over one write transaction. An event reads the same lead, board list or
 // message list many times (and a batch of events many more), and each store read costs a query and
@@ -26,8 +29,6 @@ import type {
 // query that the pending rows could change in a way the store cannot tell (an entity moved to another
 // team or parent) writes the pending entities first.
 
-type By = { team?: string; parent?: string };
-
 /** What `publish` needs to know about a stored record, without its keyset position. */
 export interface RecordMemo {
   version: number;
@@ -39,51 +40,9 @@ export interface RecordMemo {
   stored?: StoredRecord;
 }
 
-/** A deep copy of a JSON value (entity state is plain JSON). */
-function copy<T>(value: T): T {
-  if (value === null || typeof value !== 'object') return value;
-  if (Array.isArray(value)) return value.map(copy) as T;
-  const out: Record<string, unknown> = {};
-  for (const key in value) out[key] = copy((value as Record<string, unknown>)[key]);
-  return out as T;
-}
-
-/**
- * State fields whose value is only ever replaced whole, never changed in place (a lead's original
- * capture is frozen at creation): copies share them. It is the largest part of a lead's state.
- */
-const REPLACED_WHOLE = 'originalCapture';
-
-/** A copy of an entity's state (plain JSON), sharing what is only replaced whole. */
-function copyState(state: unknown): unknown {
-  if (state === null || typeof state !== 'object' || Array.isArray(state)) return copy(state);
-  const out: Record<string, unknown> = {};
-  for (const key in state) {
-    const value = (state as Record<string, unknown>)[key];
-    out[key] = key === REPLACED_WHOLE ? value : copy(value);
-  }
-  return out;
-}
-
-const copyEntity = <S>(e: Entity<unknown>): Entity<S> => ({
-  kind: e.kind,
-  id: e.id,
-  team: e.team,
-  parent: e.parent,
-  state: copyState(e.state) as S,
-});
-
-const entityKey = (kind: string, id: string) => `${kind}\u0000${id}`;
-const listKey = (kind: string, team: string | null | undefined, parent: string | null | undefined) =>
-  `${kind}\u0000${team ?? '\u0001'}\u0000${parent ?? '\u0001'}`;
-
-/** The cached lists an entity with this team and parent belongs to (`findEntities` matches non-null values only). */
-function listKeysOf(kind: string, team: string | null, parent: string | null): string[] {
-  const keys = [listKey(kind, undefined, undefined)];
-  if (team !== null) keys.push(listKey(kind, team, undefined));
-  if (parent !== null) keys.push(listKey(kind, undefined, parent));
-  if (team !== null && parent !== null) keys.push(listKey(kind, team, parent));
-  return keys;
+export interface CachedTxOptions {
+  /** Hold every write until `flush` (the `Crm`, which flushes before it commits); else write through. */
+  deferWrites?: boolean;
 }
 
 export class CachedTx implements WriteTx {
@@ -126,10 +85,14 @@ export class CachedTx implements WriteTx {
   /** The last position handed out per team (from its head, locked once per transaction). */
   private readonly heads = new Map<string, number>();
 
+  private readonly deferWrites: boolean;
+
   constructor(
     readonly inner: WriteTx,
-    private readonly deferWrites = false,
-  ) {}
+    options: CachedTxOptions = {},
+  ) {
+    this.deferWrites = options.deferWrites ?? false;
+  }
 
   /** Writes everything pending; the transaction must not commit before. */
   async flush(): Promise<void> {
@@ -175,7 +138,7 @@ export class CachedTx implements WriteTx {
 
   /** `findEntities` without the copies, for callers that only read (see `viewEntity`). */
   async viewEntities<S>(kind: EntityKind, by: By): Promise<Entity<S>[]> {
-    const key = listKey(kind, by.team, by.parent);
+    const key = listKey(kind, by);
     let ids = this.lists.get(key);
     if (!ids && by.parent !== undefined && this.newIds.has(by.parent) && !this.unsettled.has(kind)) {
       // The parent is new in this transaction: only entities written here can name it.
@@ -209,7 +172,7 @@ export class CachedTx implements WriteTx {
   private pendingNew(kind: EntityKind, by: By, listed: ReadonlySet<string>): string[] {
     const ids: string[] = [];
     const candidates =
-      by.parent === undefined ? this.newOfKind.get(kind) : this.newOfParent.get(listKey(kind, undefined, by.parent));
+      by.parent === undefined ? this.newOfKind.get(kind) : this.newOfParent.get(listKey(kind, { parent: by.parent }));
     for (const k of candidates ?? []) {
       const entity = this.pendingEntities.get(k);
       if (!entity || listed.has(k) || !this.newEntities.has(k)) continue;
@@ -262,7 +225,7 @@ export class CachedTx implements WriteTx {
       } else if (before === null) {
         this.newEntities.add(key);
         appendTo(this.newOfKind, entity.kind, key);
-        if (after.parent !== null) appendTo(this.newOfParent, listKey(entity.kind, undefined, after.parent), key);
+        if (after.parent !== null) appendTo(this.newOfParent, listKey(entity.kind, { parent: after.parent }), key);
         this.newIds.add(entity.id);
       } else if (before === undefined || before.team !== after.team || before.parent !== after.parent) {
         this.unsettled.add(entity.kind);
@@ -489,20 +452,6 @@ export class CachedTx implements WriteTx {
     const at = ids?.indexOf(id) ?? -1;
     if (ids && at >= 0) ids.splice(at, 1);
   }
-}
-
-type Key<K> = { kind: K; id: string };
-
-function appendTo(map: Map<string, string[]>, key: string, value: string): void {
-  const values = map.get(key);
-  if (values) values.push(value);
-  else map.set(key, [value]);
-}
-
-function unique<K extends string>(keys: readonly Key<K>[]): Key<K>[] {
-  const seen = new Map<string, Key<K>>();
-  for (const k of keys) seen.set(entityKey(k.kind, k.id), k);
-  return [...seen.values()];
 }
 
 const NO_WRITES: WriteSet = {

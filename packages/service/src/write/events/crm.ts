@@ -115,18 +115,22 @@ export class Crm {
 
   /** Applies one event; a `WriteError` means nothing was applied. */
   async apply(event: CrmEvent): Promise<void> {
-    await this.run([parseEvent(event)], false);
+    await this.run([parseEvent(event)], { indexed: false });
   }
 
   /** Applies every event in one transaction: all or nothing; a `WriteError` names the failing event's index. */
   async applyBatch(events: readonly CrmEvent[], options: ApplyOptions = {}): Promise<void> {
-    await this.run(options.checked ? events.map((event) => ({ ok: true, event })) : events.map(parseEvent), true);
+    const parsed = options.checked ? events.map((event) => ({ ok: true as const, event })) : events.map(parseEvent);
+    await this.run(parsed, { indexed: true });
   }
 
-  private async run(parsed: readonly ParseResult[], indexed: boolean): Promise<void> {
+  /** `indexed`: a refusal names the failing event's index in the batch. */
+  private async run(parsed: readonly ParseResult[], { indexed }: { indexed: boolean }): Promise<void> {
     await this.store.write(async (tx) => {
       // Rows are written once per transaction (see CachedTx); `flush` writes them before the commit.
-      const cache = new CachedTx(this.options.exampleTeamsOnly ? new ExampleTeamsOnlyTx(tx) : tx, true);
+      const cache = new CachedTx(this.options.exampleTeamsOnly ? new ExampleTeamsOnlyTx(tx) : tx, {
+        deferWrites: true,
+      });
       const ctx = new WriteContext(cache, this.clock, this.options);
       // Read ahead what the events name (an event that does not parse is refused below, in its turn).
       await cache.prefetch(batchKeys(parsed.flatMap((p) => (p.ok ? [p.event] : []))));

@@ -20,7 +20,7 @@ describeEachBackend('write cache', (makeStore) => {
     const store = await makeStore();
     try {
       await store.write(async (tx) => {
-        const cache = new CachedTx(tx, true);
+        const cache = new CachedTx(tx, { deferWrites: true });
         for (const [id, parent] of [
           ['c1', 'lead_1'],
           ['c2', 'lead_2'],
@@ -50,7 +50,7 @@ describeEachBackend('write cache', (makeStore) => {
     const store = await makeStore();
     try {
       await store.write(async (tx) => {
-        const cache = new CachedTx(tx, true);
+        const cache = new CachedTx(tx, { deferWrites: true });
         const written = entity('c1', 'lead_1', 1);
         await cache.putEntity(written);
         written.state.n = 99;
@@ -87,7 +87,7 @@ describeEachBackend('write cache', (makeStore) => {
         json: `{"id":"${id}","version":${version}}`,
       });
       await store.write(async (tx) => {
-        const cache = new CachedTx(tx, true);
+        const cache = new CachedTx(tx, { deferWrites: true });
         await cache.putRecord(row('call_b', 1));
         await cache.putRecord(row('call_a', 1));
         await cache.putRecord(row('call_b', 2));
@@ -109,7 +109,7 @@ describeEachBackend('write cache', (makeStore) => {
     const store = await makeStore();
     try {
       await store.write(async (tx) => {
-        const cache = new CachedTx(tx, true);
+        const cache = new CachedTx(tx, { deferWrites: true });
         expect(await cache.getEntity('conversation', 'conv_new')).toBeUndefined();
         await cache.putEntity(entity('conv_new', 'lead_1'));
         for (const id of ['msg_2', 'msg_1', 'msg_3']) {
@@ -144,7 +144,7 @@ describeEachBackend('write cache', (makeStore) => {
         await tx.putRecord({ ...row, ...filters, version: 1, json });
       });
       await store.write(async (tx) => {
-        const cache = new CachedTx(tx, true);
+        const cache = new CachedTx(tx, { deferWrites: true });
         await cache.prefetch({
           entities: [
             { kind: 'conversation', id: 'c1' },
