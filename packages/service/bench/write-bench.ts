@@ -154,7 +154,7 @@ function sqliteTableBytes(path: string): Map<string, number> {
   const out = new Map<string, number>();
   // A throw-away read-only handle: the bench process ends soon after, so it is simply kept.
   const store = new SqliteStore({ path, mustExist: true });
-  const db = (store as unknown as { writer: import('better-sqlite3').Database }).writer;
+  const db = (store as unknown as { writer: { db: import('better-sqlite3').Database } }).writer.db;
   try {
     const rows = db
       .prepare(

@@ -118,4 +118,16 @@ describe('the store backend boundary', () => {
     ];
     expect(stale).toEqual([]);
   });
+
+  it('each backend folder holds the same files, each named after its backend', () => {
+    const names = (folder: string) => {
+      const backend = folder.split('/').at(-2) as string;
+      return readdirSync(join(SERVICE, folder))
+        .map((name) => (name.startsWith(`${backend}-`) ? name.slice(backend.length + 1) : `(unprefixed) ${name}`))
+        .sort();
+    };
+    const [first, ...others] = BACKEND_FOLDERS.map(names);
+    expect(first?.length).toBeGreaterThan(1);
+    for (const other of others) expect(other).toEqual(first);
+  });
 });

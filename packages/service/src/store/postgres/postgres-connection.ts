@@ -1,5 +1,13 @@
-import type { PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
+import {
+  CompiledQuery,
+  type Kysely,
+  type PostgresPool,
+  type PostgresPoolClient,
+  type PostgresQueryResult,
+  type RawBuilder,
+} from 'kysely';
 import pg from 'pg';
+import type { Row } from '../sql/rows.js';
 import { StoreUnavailableError, toStoreError } from '../unavailable.js';
 
 // The store's pg pools. A pg client whose connection dies emits 'error'; with no listener that event ends
@@ -78,4 +86,17 @@ export class ClassifiedPool implements PostgresPool {
     this.closed = true;
     await this.pool.end();
   }
+}
+
+/** The query builder over the classified pool, or one transaction of it. */
+export type Db = Kysely<unknown>;
+
+/** Runs one of the shared statements (statements.ts) on `db`, a transaction or the pool. */
+export async function run(db: Db, text: string, values: unknown[]): Promise<Row[]> {
+  return (await db.executeQuery<Row>(CompiledQuery.raw(text, values))).rows;
+}
+
+/** Runs a statement written in place with the query builder's `sql` tag. */
+export async function rows(db: Db, query: RawBuilder<unknown>): Promise<Row[]> {
+  return (await query.execute(db)).rows as Row[];
 }

@@ -1,13 +1,17 @@
 import {
   type DatabaseIntrospector,
   type DatabaseMetadata,
-  type Kysely,
+  Kysely,
+  type Migration,
+  type MigrationProvider,
+  Migrator,
   PostgresDialect,
   type PostgresDialectConfig,
   type SchemaMetadata,
   sql,
   type TableMetadata,
 } from 'kysely';
+import type pg from 'pg';
 
 // Kysely's migrator asks the introspector whether its tables exist. The stock PostgreSQL
 // introspector reads every column of every schema, calling functions that fail when another
@@ -48,5 +52,23 @@ export class SchemaPostgresDialect extends PostgresDialect {
 
   override createIntrospector(db: Kysely<unknown>): DatabaseIntrospector {
     return new SchemaIntrospector(db, this.schema);
+  }
+}
+
+/**
+ * Applies pending migrations (sql/migrations.ts) with Kysely's migrator on `pool` (its own connection,
+ * without a statement timeout: DDL on a large table may take longer than a query), then ends the pool.
+ */
+export async function migratePostgres(pool: pg.Pool, schema: string, migrations: Record<string, Migration>) {
+  const db = new Kysely<unknown>({ dialect: new SchemaPostgresDialect({ pool }, schema) });
+  try {
+    const provider: MigrationProvider = { getMigrations: async () => migrations };
+    // The migrator's tables live in the same schema; it creates the schema when missing and holds
+    // an advisory lock while it migrates, so several processes starting at once are safe.
+    const migrator = new Migrator({ db, provider, migrationTableSchema: schema });
+    const { error } = await migrator.migrateToLatest();
+    if (error) throw error;
+  } finally {
+    await db.destroy();
   }
 }

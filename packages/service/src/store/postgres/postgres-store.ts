@@ -1,4 +1,4 @@
-import { Kysely, type MigrationProvider, Migrator, PostgresDialect, type PostgresQueryResult, sql } from 'kysely';
+import { Kysely, PostgresDialect, type PostgresQueryResult, sql } from 'kysely';
 import type pg from 'pg';
 import { POSTGRES_DEFAULTS as DEFAULTS } from '../backend-defaults.js';
 import { POSTGRES } from '../sql/dialect.js';
@@ -8,9 +8,9 @@ import type { RunBatch } from '../sql/trim.js';
 import type { Store, WriteTx } from '../store.js';
 import type { AuditEntry, PoolUsage } from '../types.js';
 import { StoreUnavailableError } from '../unavailable.js';
-import { ClassifiedPool, listenedPool } from './pool.js';
-import { type Db, postgresWriteTx } from './postgres-write-tx.js';
-import { SchemaPostgresDialect } from './schema-introspector.js';
+import { ClassifiedPool, type Db, listenedPool } from './postgres-connection.js';
+import { migratePostgres } from './postgres-migrator.js';
+import { PostgresWriteTx } from './postgres-write-tx.js';
 
 export interface PostgresStoreOptions {
   /** `postgres://user:password@host:port/database` */
@@ -76,7 +76,7 @@ export class PostgresStore extends SqlStore implements Store {
   }
 
   private newPool(max: number, statementTimeoutMs: number): pg.Pool {
-    // Every client carries an error listener for its whole life (pool.ts): a connection lost under a
+    // Every client carries an error listener for its whole life (postgres-connection.ts): a connection lost under a
     // query fails that query only, and the pool opens a new connection for the next one.
     return listenedPool({
       connectionString: this.url,
@@ -85,7 +85,7 @@ export class PostgresStore extends SqlStore implements Store {
       application_name: this.applicationName,
       // A process that hangs inside a transaction would hold its team's feed head lock: end such a
       // session after a minute so the team's other writers can go on. Every statement is named and so
-      // planned once per connection (pool.ts), but by default PostgreSQL plans a statement again on each
+      // planned once per connection (postgres-connection.ts), but by default PostgreSQL plans a statement again on each
       // call while its plan for the values at hand looks cheaper than the generic one, which a bound LIMIT
       // always does (it guesses a tenth of the rows): list and feed pages were planned on every call
       // (`EXPLAIN ANALYZE EXECUTE` shows it). Each read's generic plan uses its indexes; write
@@ -95,18 +95,7 @@ export class PostgresStore extends SqlStore implements Store {
   }
 
   async migrate(): Promise<void> {
-    // Its own connection without a statement timeout: DDL on a large table may take longer than a query.
-    const db = new Kysely<unknown>({ dialect: new SchemaPostgresDialect({ pool: this.newPool(1, 0) }, this.schema) });
-    try {
-      const provider: MigrationProvider = { getMigrations: async () => this.migrations };
-      // The migrator's tables live in the same schema; it creates the schema when missing and holds
-      // an advisory lock while it migrates, so several processes starting at once are safe.
-      const migrator = new Migrator({ db, provider, migrationTableSchema: this.schema });
-      const { error } = await migrator.migrateToLatest();
-      if (error) throw error;
-    } finally {
-      await db.destroy();
-    }
+    await migratePostgres(this.newPool(1, 0), this.schema, this.migrations);
   }
 
   async reclaimSpace(): Promise<void> {
@@ -120,7 +109,7 @@ export class PostgresStore extends SqlStore implements Store {
   }
 
   async write<T>(fn: (tx: WriteTx) => Promise<T>): Promise<T> {
-    return this.transact((trx) => fn(postgresWriteTx(trx, this.schema)));
+    return this.transact((trx) => fn(new PostgresWriteTx(trx, this.schema)));
   }
 
   private async transact<T>(fn: (trx: Db) => Promise<T>): Promise<T> {
@@ -145,7 +134,7 @@ export class PostgresStore extends SqlStore implements Store {
 
   /**
    * A statement outside a transaction, on a pooled connection without the query builder: a named prepared
-   * statement (each connection parses and plans it once), the driver's errors classified (pool.ts).
+   * statement (each connection parses and plans it once), the driver's errors classified (postgres-connection.ts).
    */
   private async query(text: string, values: unknown[] = []): Promise<PostgresQueryResult<Row>> {
     if (this.closing) throw new StoreUnavailableError('closed');
@@ -153,7 +142,7 @@ export class PostgresStore extends SqlStore implements Store {
     try {
       return await client.query<Row>(text, values);
     } finally {
-      // A client whose connection was lost is dropped by the pool, never handed out again (pool.ts).
+      // A client whose connection was lost is dropped by the pool, never handed out again (postgres-connection.ts).
       client.release();
     }
   }
