@@ -1,9 +1,10 @@
 // The scripted failure histories of the torture kit: what the proxy does to the consumer's requests in
-// each run, and what the copy must hold afterwards. The histories of the contract's other answers and of
-// killed runs are in histories-*.ts.
+// each run, what the kit changes in the service, and what the copy must hold afterwards. The histories
+// of made-up answers, of a changing service and of killed runs are in histories-*.ts.
 import type { Fault } from '../fault-proxy/fault-plan.js';
 import type { CopyRecord } from './copy.js';
 import { ANSWER_HISTORIES } from './histories-answers.js';
+import { CHANGE_HISTORIES } from './histories-changes.js';
 import { KILL_HISTORIES } from './histories-kills.js';
 import {
   counter,
@@ -219,5 +220,5 @@ const FIRST_HISTORIES: History[] = [
   },
 ];
 
-/** Every history, in the order the kit runs them. */
-export const HISTORIES: History[] = [...FIRST_HISTORIES, ...ANSWER_HISTORIES, ...KILL_HISTORIES];
+/** Every history, in the order the kit runs them (the ones that change the service last). */
+export const HISTORIES: History[] = [...FIRST_HISTORIES, ...ANSWER_HISTORIES, ...KILL_HISTORIES, ...CHANGE_HISTORIES];

@@ -30,6 +30,9 @@ const BUGS: [bug: string, histories: string[], rule: string][] = [
   ['404-drops-team', ['team-404-still-listed'], RULES.teamGone],
   ['cursor-first', ['kill-mid-page'], RULES.cursorAfterPage],
   ['wipe-resync', ['kill-during-resync'], RULES.resyncKeeps],
+  ['ignore-removals', ['changes-while-read'], RULES.removal],
+  ['keep-lead-children', ['changes-while-read'], RULES.removedLead],
+  ['no-version-check', ['changes-while-read'], RULES.higherVersion],
 ];
 
 /** A failed history keeps the consumer's standard error for its engineer: the tests remove it. */

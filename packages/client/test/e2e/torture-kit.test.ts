@@ -135,7 +135,7 @@ describe.skipIf(unavailable !== null)(
       expect(injected['capture-not-ready']).toEqual({ capture_not_ready: 2 });
       expect(injected['team-404-still-listed']).toEqual({ team_not_accessible: 1 });
       const killed = Object.fromEntries(result.verdicts.map((v) => [v.history, v.runs.filter((r) => r.killed).length]));
-      expect(killed).toMatchObject({ 'kill-mid-page': 3, 'kill-during-resync': 3 });
+      expect(killed).toMatchObject({ 'kill-mid-page': 3, 'kill-during-resync': 3, 'changes-while-read': 1 });
       expect(result.verdicts.find((v) => v.history === 'unknown-kinds-and-values')?.unjudged).toBe(2);
     });
 
