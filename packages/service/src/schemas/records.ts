@@ -21,6 +21,9 @@ import {
 } from './enums.js';
 import { DateTime, Id, Nullable, Record_, StringEnum } from './helpers.js';
 
+// Kept whole on purpose: every exported record's shape in one file, in the API's order, so a reader sees
+// the whole export side by side and RECORD_SCHEMAS below can name each one.
+//
 // Enumerated response fields are documented with the values that exist today but typed as open
 // strings where the spec says new values can appear; the consumer keeps unknown values.
 
