@@ -1,5 +1,6 @@
 import { PRIORITIES } from '../schemas/enums.js';
-import type { CaptureInput, CrmEvent, EventOf } from '../write/events/events.js';
+import type { CaptureInput } from '../write/events/event-fields.js';
+import type { CrmEvent, EventOf } from '../write/events/events.js';
 import type { DemoRandom } from './demo-random.js';
 import type { TeamPlan } from './demo-team.js';
 

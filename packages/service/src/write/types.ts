@@ -16,7 +16,7 @@ import type {
   WhatsappDeliveryStatus,
 } from '../schemas/enums.js';
 import type { OriginalCapture } from '../schemas/records.js';
-import type { CallLine, CarrierResult, MESSAGE_DIRECTIONS, MESSAGE_PURPOSES } from './events/events.js';
+import type { CallLine, CarrierResult, MESSAGE_DIRECTIONS, MESSAGE_PURPOSES } from './events/event-fields.js';
 
 // Internal state of the write side, one shape per entity kind. Never exported as is: projections
 // turn it into records. Content (text, notes, transcripts, form answers) has no field here on purpose.

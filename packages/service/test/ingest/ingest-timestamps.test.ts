@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { checkEvent, parseEvent } from '../../src/write/events/events.js';
+import { checkEvent, parseEvent } from '../../src/write/events/parse-event.js';
 
 // Validation and storage agree: every `at` the validator accepts becomes a stored value (UTC,
 // milliseconds) naming the same instant; everything else is refused at validation.

@@ -14,7 +14,7 @@ import {
   startConversation,
   updateConversation,
 } from './conversation-operations.js';
-import { type CrmEvent, type EventOf, type EventType, type ParseResult, parseEvent } from './events.js';
+import type { CrmEvent, EventOf, EventType } from './events.js';
 import { ExampleTeamsOnlyTx } from './example-teams-only.js';
 import { merge, submissionDeleted, submissionReceived, transfer } from './lead-family.js';
 import {
@@ -31,6 +31,7 @@ import {
   updateLead,
 } from './lead-operations.js';
 import { removeLead } from './lead-removal.js';
+import { type ParseResult, parseEvent } from './parse-event.js';
 import {
   boardArchived,
   memberJoined,

@@ -3,7 +3,7 @@ import type { Entity } from '../../store/store.js';
 import type { CallState, ConversationState, LeadState, MessageState, SubmissionState } from '../types.js';
 import { callOutcome } from './call-outcome.js';
 import type { WriteContext } from './context.js';
-import type { CaptureInput } from './events.js';
+import type { CaptureInput } from './event-fields.js';
 import { PENDING, type Projection, publish } from './publish.js';
 
 // The two lead facets. Each has its own version, so a new message changes the response facet and

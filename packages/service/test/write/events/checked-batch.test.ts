@@ -3,7 +3,8 @@ import { ManualClock } from '../../../src/clock.js';
 import { demoEvents } from '../../../src/demo/demo-generator.js';
 import type { Store } from '../../../src/store/store.js';
 import { Crm } from '../../../src/write/events/crm.js';
-import { type CrmEvent, checkEvent, normaliseEvent, stripContent } from '../../../src/write/events/events.js';
+import type { CrmEvent } from '../../../src/write/events/events.js';
+import { checkEvent, normaliseEvent, stripContent } from '../../../src/write/events/parse-event.js';
 import { describeEachBackend } from '../../support/backends.js';
 
 // `applyBatch(events, { checked: true })` takes events already checked and in stored form (ingest's
