@@ -1,7 +1,7 @@
 import ipaddr from 'ipaddr.js';
 
 // IP allowlist rules of the spec at request time: an empty list allows any address, IPv6 entries never match
-// (the service is reachable over IPv4 only). Entries are stored in canonical form (write/allowlist-entries.ts).
+// (the service is reachable over IPv4 only). Entries are stored in canonical form (write/commands/allowlist-entries.ts).
 // Matching is ipaddr.js's, not hand-written bit arithmetic.
 
 /** True when `ip` may use the integration: empty list, or an IPv4 entry covering the address. */

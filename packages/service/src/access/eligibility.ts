@@ -4,8 +4,8 @@ import { planEntitled, type TeamAccessState } from '../write/commands/team-acces
 import type { OrganizationState } from '../write/types.js';
 
 // Eligibility of a team for a key (spec "What the service does" 7). Checked when an integration is created
-// (write/access-commands.ts) and, for the parts that have an error code, at request time. Reads the write
-// side's team and organization entities through the fields access control needs (write/team-access.ts).
+// (write/commands/access-commands.ts) and, for the parts that have an error code, at request time. Reads the write
+// side's team and organization entities through the fields access control needs (write/commands/team-access.ts).
 
 /** Request-time refusal of a team, in the order the checks run (docs/auth.md). */
 export type TeamRefusal = 'plan_not_entitled' | 'team_state_restricted' | 'sector_restricted';

@@ -17,7 +17,7 @@ import { teamHoldsData } from './eligibility.js';
 import { getPepper } from './keys.js';
 
 // Integrations: one team, or an explicit list of teams of one organization (never extended on its own).
-// The changes are write commands (write/access-commands.ts); what is checked before them and the reads
+// The changes are write commands (write/commands/access-commands.ts); what is checked before them and the reads
 // stay here.
 
 export interface CreateIntegrationInput {

@@ -8,7 +8,7 @@ import type { OrganizationState } from '../write/types.js';
 import { teamHoldsData } from './eligibility.js';
 
 // Operator changes to the access-related fields of organizations and teams, run as write commands
-// (write/commands.ts). Teams themselves are created by the write side (`team.upsert`); these only change
+// (write/commands/commands.ts). Teams themselves are created by the write side (`team.upsert`); these only change
 // plan, state, sector, legal setup and organization.
 
 export async function createOrganization(

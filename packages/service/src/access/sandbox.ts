@@ -30,7 +30,7 @@ import { utcDay } from './limits/rate-limits.js';
 // can be tested against the real service. Live teams are refused. The state lives in the meta table, one
 // JSON value per team and per integration; request checks read it through access control's cache
 // (`limits.keyCacheMs`), the feed reads the cursor token at every request. The state's shape and keys are
-// in write/meta-state.ts, its changes are write commands (write/meta-commands.ts).
+// in write/commands/meta-state.ts, its changes are write commands (write/commands/meta-commands.ts).
 
 /** The feed epoch cursors of `team` carry: the database's epoch, with the team's sandbox token when it has one. */
 export function teamFeedEpoch(epoch: string, state: SandboxTeamState | undefined): string {

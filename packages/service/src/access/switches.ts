@@ -4,7 +4,7 @@ import { runCommand } from '../write/commands/commands.js';
 import { isOn, parseEndpointList, SWITCH_KEYS } from '../write/commands/meta-state.js';
 import { ENDPOINT_NAMES, isEndpointName } from './endpoints.js';
 
-// Operator switches kept in the meta table (keys and parsers in write/meta-state.ts): `api_disabled`
+// Operator switches kept in the meta table (keys and parsers in write/commands/meta-state.ts): `api_disabled`
 // (every endpoint answers 503 api_disabled) and `capability_disabled` (endpoint names answering 403
 // capability_disabled). Running processes see a change within `limits.keyCacheMs`.
 

@@ -36,7 +36,7 @@ export function resolveDbUrl(flag: string | undefined, env: NodeJS.ProcessEnv = 
 /**
  * Opens the store that `--db` / `DATABASE_URL` names. `create` (start, serve, demo, ingest, migrate)
  * creates a missing database and applies migrations, then the pending data migrations
- * (write/data-migrations.ts); otherwise a database that does not exist or is not migrated is refused, so
+ * (write/commands/data-migrations.ts); otherwise a database that does not exist or is not migrated is refused, so
  * a typo never yields a new empty database.
  */
 export async function openDb(flag: string | undefined, { create = false } = {}): Promise<Store> {

@@ -3,7 +3,7 @@ import type { Store } from '../store/store.js';
 import type { TeamState } from '../write/types.js';
 
 // Capture as the API sees it: a team's data is prepared once, the first time the team is added to any
-// key (the preparing job is write/capture.ts). Until then its team endpoints answer 409
+// key (the preparing job is write/commands/capture.ts). Until then its team endpoints answer 409
 // capture_not_ready and its single records 404 resource_missing.
 
 /** Teams this process has seen prepared (stored teams only): capture is once per team, so the answer never changes. */

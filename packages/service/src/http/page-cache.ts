@@ -3,7 +3,7 @@ import { ownString } from '../access/limits/memory-table.js';
 // Finished list pages, kept as bytes and reused while the team's feed head has not moved.
 //
 // Why this is exact: every change to a record a paged list serves (lead, call, conversation, booking,
-// board) appends to its team's feed in the same transaction (write/publish.ts), so a page read when
+// board) appends to its team's feed in the same transaction (write/events/publish.ts), so a page read when
 // the head was H is byte for byte the page any later request gets while the head is still H. The head
 // is read *before* the rows: a write that commits in between leaves the page stamped with an older
 // head, which the next request sees as moved (a miss), never the other way round.

@@ -5,7 +5,7 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 // One writer: stored state changes only through write/ (the CRM's events and the command table of
-// write/commands.ts) and store/ itself. The service's sources are read with the TypeScript checker, so a
+// write/commands/commands.ts) and store/ itself. The service's sources are read with the TypeScript checker, so a
 // call is found by what it calls (a member declared by `Store` or `WriteTx` in store/store.ts), whatever
 // the variable is named, and `process.stdout.write` is not mistaken for one.
 

@@ -10,7 +10,7 @@ import { type ApiKeyState, type DrawnKey, effectiveKeyStatus, GRACE_MS, type Gra
 import { holdsDataMetaKey } from './meta-state.js';
 import { planEntitled } from './team-access.js';
 
-// The operator's commands on organizations, teams, integrations and keys (entries of write/commands.ts).
+// The operator's commands on organizations, teams, integrations and keys (entries of write/commands/commands.ts).
 // Each runs inside one transaction and may run again when PostgreSQL retries it: ids, keys and times
 // arrive drawn in the input, and nothing here touches anything but the transaction.
 

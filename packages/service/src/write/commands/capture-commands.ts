@@ -5,7 +5,7 @@ import { publishFacets } from '../events/facets.js';
 import { putTeam } from '../events/team-operations.js';
 import type { LeadState, TeamState } from '../types.js';
 
-// The writes of capture (docs/feed.md, Capture; entries of write/commands.ts): a team is marked requested
+// The writes of capture (docs/feed.md, Capture; entries of write/commands/commands.ts): a team is marked requested
 // when a key first names it, its leads get their facets through the write side's own publisher, then
 // the team is marked prepared. Each is idempotent, so a retried transaction or a resumed job is harmless.
 

@@ -27,7 +27,7 @@ import {
 import { markDataStep, republishRecords } from './republish-commands.js';
 
 /**
- * Every change of stored state that is not a CRM event (those go through `Crm.apply`, write/crm.ts) is one
+ * Every change of stored state that is not a CRM event (those go through `Crm.apply`, write/events/crm.ts) is one
  * command of this table, run by `runCommand`; nothing outside write/ and store/ calls the store's write
  * members (test/architecture/one-writer.test.ts keeps it so).
  *
@@ -35,7 +35,7 @@ import { markDataStep, republishRecords } from './republish-commands.js';
  * again after a serialization failure or a deadlock, so a command must give the same result when its
  * callback runs twice: it reads and writes only through the transaction it is given, never changes its
  * input or anything outside the transaction, and takes the ids, keys, secrets and times it stores from
- * its input, drawn by the caller before the transaction (test/write/commands.test.ts runs each command
+ * its input, drawn by the caller before the transaction (test/write/commands/commands.test.ts runs each command
  * through a rolled-back first attempt). An `own` command is a store member that makes its own
  * transactions: the audit trail's insert, and retention's bounded batches, each safe to repeat.
  */

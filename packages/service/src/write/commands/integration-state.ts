@@ -2,7 +2,7 @@ import type { Entity, Store, WriteTx } from '../../store/store.js';
 import { type ApiKeyState, effectiveKeyStatus, type KeyStatus } from './key-state.js';
 
 // The state of an `integration` entity (id `prn_...`, parent = the organization, or the team when outside
-// any). The commands that change it (write/access-commands.ts), keys, feed capture and the request-time
+// any). The commands that change it (write/commands/access-commands.ts), keys, feed capture and the request-time
 // checks read it, so it sits below all of them.
 
 export const INTEGRATION_STATUSES = ['active', 'revoked'] as const;

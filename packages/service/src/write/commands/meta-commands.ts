@@ -16,7 +16,7 @@ import {
   sandboxTeamKey,
 } from './meta-state.js';
 
-// Commands on the meta table (entries of write/commands.ts). Random values (secrets, tokens) are drawn by
+// Commands on the meta table (entries of write/commands/commands.ts). Random values (secrets, tokens) are drawn by
 // the caller before the transaction, so a retried transaction writes the same value it would have the
 // first time; a command that must differ from what is stored gets two candidates and takes the first
 // that does.

@@ -1,6 +1,6 @@
 // What the meta table holds besides the write side's own rows: secrets, operator switches, the feed epoch,
 // the first start's record and the sandbox faults of example teams. The commands that write these keys
-// (write/meta-commands.ts) and the code that reads them share the names and parsers below.
+// (write/commands/meta-commands.ts) and the code that reads them share the names and parsers below.
 
 /** The generated key pepper (unless `CRM_EXPORT_PEPPER` is set). */
 export const PEPPER_META_KEY = 'key_pepper';

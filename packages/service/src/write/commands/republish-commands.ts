@@ -24,7 +24,7 @@ import type {
   TeamState,
 } from '../types.js';
 
-// The writes of data migrations (write/data-migrations.ts; entries of write/commands.ts): a chunk of
+// The writes of data migrations (write/commands/data-migrations.ts; entries of write/commands/commands.ts): a chunk of
 // records projected again from their entities' state, and a step recorded as applied. Both are
 // idempotent: a record whose projection is already stored writes nothing, so a retried transaction or a
 // resumed step never adds a version.

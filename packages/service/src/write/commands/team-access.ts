@@ -1,7 +1,7 @@
 import type { OrganizationState, TeamState } from '../types.js';
 
 // The access-related fields of teams and organizations: the operator commands check them when they write
-// (write/access-commands.ts) and access control checks them at request time (access/eligibility.ts).
+// (write/commands/access-commands.ts) and access control checks them at request time (access/eligibility.ts).
 
 /** The access-related fields of a `team` entity's state (the write side's `TeamState`). */
 export type TeamAccessState = Pick<

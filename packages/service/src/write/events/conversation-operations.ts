@@ -92,7 +92,7 @@ async function afterMessage(ctx: WriteContext, conversationId: string): Promise<
 export async function recordMessage(ctx: WriteContext, e: EventOf<'message.recorded'>, at: string): Promise<void> {
   const conv = await ctx.need<ConversationState>('conversation', e.conversation);
   if (await ctx.tx.getEntity('message', e.message)) throw new WriteError(`message ${e.message} exists`);
-  // A restore's replay erases the id again (write/erasure-replay.ts): a message that comes back needs a new one.
+  // A restore's replay erases the id again (write/events/erasure-replay.ts): a message that comes back needs a new one.
   if (await ctx.tx.getEntity('erased_message', e.message))
     throw new WriteError(`message ${e.message} was erased; use a new id`);
   conv.state.messageSeq += 1;

@@ -5,7 +5,7 @@ import type { TeamState } from '../../../src/write/types.js';
 import { describeEachBackend } from '../../support/backends.js';
 import { newLead, OTHER_TEAM, T0, TEAM, type World, world } from '../events/fixture.js';
 
-// The command table (write/commands.ts): every transaction command gives the same result when its
+// The command table (write/commands/commands.ts): every transaction command gives the same result when its
 // callback runs twice, as PostgreSQL runs it again after a serialization failure or a deadlock.
 
 const ROLLED_BACK = new Error('first attempt rolled back');

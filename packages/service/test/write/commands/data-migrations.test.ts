@@ -13,7 +13,7 @@ import {
 import { describeEachBackend } from '../../support/backends.js';
 import { type Json, newLead, OTHER_TEAM, T0, TEAM, type World, world } from '../events/fixture.js';
 
-// Data migrations (write/data-migrations.ts): a `republish` step brings records stored before a field was
+// Data migrations (write/commands/data-migrations.ts): a `republish` step brings records stored before a field was
 // added to their projection up to it, as an ordinary change (a version and a feed entry each), once.
 
 const STEP: DataStep = { name: '0001_lead_source_detail', run: republish(['lead']) };
