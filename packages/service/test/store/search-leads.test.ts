@@ -78,7 +78,7 @@ describe('Lead search on SQLite reads the email and phone indexes', () => {
     const db = new Database(store.path, { readonly: true });
     try {
       const plan = db
-        .prepare(`EXPLAIN QUERY PLAN ${statementsFor(SQLITE).searchLeads}`)
+        .prepare(`EXPLAIN QUERY PLAN ${statementsFor(SQLITE).searchLeads.text}`)
         .all(TEAM, 'a@b.c', 0, TEAM, '+4930901820', 0, 25)
         .map((row) => (row as { detail: string }).detail);
       expect(plan.some((step) => step.includes('USING INDEX records_email (team=? AND email=?'))).toBe(true);

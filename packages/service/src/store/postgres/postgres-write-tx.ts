@@ -155,13 +155,13 @@ export class PostgresWriteTx implements WriteTx {
   async putRecord(r: RecordRow): Promise<void> {
     await this.lockTeam(r.team);
     await this.verifyAbsent([this.lockName('record', `${r.kind}:${r.id}`)]);
-    await run(this.trx, SQL.keepSupersededBody, [r.kind, r.id, r.kind, r.id]);
+    await run(this.trx, SQL.keepSupersededBody.text, SQL.keepSupersededBody.values(r));
     const values = [r.kind, r.id, r.team, r.lead, r.board, r.stage, r.status, r.email, r.phone, r.version];
     await run(this.trx, SQL.putRecord, [...values, r.updatedAt, r.json]);
   }
 
   async removeRecord(kind: RecordKind, id: string, reason: RemovalReason, version: number, at: string): Promise<void> {
-    await run(this.trx, SQL.removeRecord, [reason, version, at, kind, id]);
+    await run(this.trx, SQL.removeRecord.text, SQL.removeRecord.values({ kind, id, reason, version, at }));
   }
 
   async appendFeed(e: FeedEntry): Promise<number> {

@@ -1,6 +1,7 @@
 // Where SQLite and PostgreSQL differ, and nowhere else. Statements, migrations and row mapping are written
-// once (statements.ts, migrations.ts, rows.ts) in SQLite's spelling with `?` placeholders; each difference
-// is one named fragment below, SQLite's spelling first, PostgreSQL's second. A new backend adds a column.
+// once (statements.ts, migrations.ts, rows.ts) in SQLite's spelling with `?` or named placeholders
+// (named-statement.ts); each difference is one named fragment below, SQLite's spelling first,
+// PostgreSQL's second. A new backend adds a column.
 
 export type Backend = 'sqlite' | 'postgres';
 
@@ -48,12 +49,12 @@ const FRAGMENTS = {
   addressIn: ['rowid IN (', 'ctid = ANY(ARRAY('],
   addressInEnd: [')', '))'],
   /**
-   * A LIMIT bound per call. SQLite 3.53 (as better-sqlite3 builds it) plans with the value of a bare `LIMIT ?`,
-   * so every new binding marks the statement stale and the next step prepares it again: every page was
-   * prepared anew, which cost more than running it. Any
-   * expression around the parameter keeps the plan; unary plus changes no value.
+   * A LIMIT bound per call; its placeholder follows. SQLite 3.53 (as better-sqlite3 builds it) plans with the
+   * value of a bare `LIMIT ?`, so every new binding marks the statement stale and the next step prepares it
+   * again: every page was prepared anew, which cost more than running it. Any expression around the
+   * parameter keeps the plan; unary plus changes no value.
    */
-  limit: ['LIMIT +?', 'LIMIT ?'],
+  limit: ['LIMIT +', 'LIMIT '],
   /** The items of a JSON array passed as one value, as rows (a list of ids in one prepared statement). */
   jsonArrayItems: ['SELECT value FROM json_each(?)', 'SELECT json_array_elements_text(?::json)'],
   /** Whether the migrator's table exists (a database nothing was applied to has none). */

@@ -23,8 +23,8 @@ import * as rows from './rows.js';
 import {
   entityLookup,
   entityLookupValues,
-  listPageValues,
-  listRecordsValues,
+  type FeedPageParams,
+  type PageParams,
   type Statements,
   statementsFor,
 } from './statements.js';
@@ -73,13 +73,17 @@ export abstract class SqlStore {
   }
 
   async listRecords(q: ListQuery): Promise<PageRow[]> {
-    return (await this.all(this.sql.listRecords[q.filter?.by ?? 'none'], listRecordsValues(q))).map(rows.toPageRow);
+    const statement = this.sql.listRecords[q.filter?.by ?? 'none'];
+    return (await this.all(statement.text, statement.values(pageParams(q)))).map(rows.toPageRow);
   }
 
   async listPage(q: ListQuery): Promise<JsonPage> {
     const by = q.filter?.by ?? 'none';
-    let [row] = await this.all(this.sql.listPage[by], listPageValues(q));
-    if (!rows.joinedInOrder(row)) [row] = await this.all(this.sql.listPageSorted[by], listPageValues(q));
+    const params = pageParams(q);
+    let [row] = await this.all(this.sql.listPage[by].text, this.sql.listPage[by].values(params));
+    if (!rows.joinedInOrder(row)) {
+      [row] = await this.all(this.sql.listPageSorted[by].text, this.sql.listPageSorted[by].values(params));
+    }
     return rows.toJsonPage(row);
   }
 
@@ -89,12 +93,9 @@ export abstract class SqlStore {
   }
 
   async searchLeads(q: SearchQuery): Promise<PageRow[]> {
-    const { team, after } = q;
-    // Each criterion's lookup takes the team and the position (statements.ts).
-    const byEmail = [team, q.email ?? null, after];
-    const byPhone = [team, q.phone ?? null, after];
-    const found = await this.all(this.sql.searchLeads, [...byEmail, ...byPhone, q.limit]);
-    return found.map(rows.toPageRow);
+    const { team, after, limit } = q;
+    const params = { team, email: q.email ?? null, phone: q.phone ?? null, after, limit };
+    return (await this.all(this.sql.searchLeads.text, this.sql.searchLeads.values(params))).map(rows.toPageRow);
   }
 
   async readFeed(team: string, after: number, limit: number): Promise<FeedRow[]> {
@@ -102,9 +103,16 @@ export abstract class SqlStore {
   }
 
   async feedPage(q: FeedPageQuery): Promise<JsonFeedPage> {
-    const values = [q.team, q.after, q.limit + 1, q.cutoff, q.limit, q.team];
-    let [row] = await this.all(this.sql.feedPage, values);
-    if (!rows.joinedInOrder(row)) [row] = await this.all(this.sql.feedPageSorted, values);
+    const params: FeedPageParams = {
+      team: q.team,
+      after: q.after,
+      fetch: q.limit + 1,
+      cutoff: q.cutoff,
+      limit: q.limit,
+    };
+    let [row] = await this.all(this.sql.feedPage.text, this.sql.feedPage.values(params));
+    if (!rows.joinedInOrder(row))
+      [row] = await this.all(this.sql.feedPageSorted.text, this.sql.feedPageSorted.values(params));
     return rows.toJsonFeedPage(row, q.limit);
   }
 
@@ -146,4 +154,10 @@ export abstract class SqlStore {
   async feedHeadTimes(): Promise<{ team: string; recordedAt: number }[]> {
     return (await this.all(this.sql.feedHeadTimes)).map(rows.toFeedHeadTime);
   }
+}
+
+/** A list query as its statement binds it: the filter's value by name. */
+function pageParams(q: ListQuery): PageParams {
+  const { team, kind, after, limit } = q;
+  return q.filter ? { team, kind, value: q.filter.value, after, limit } : { team, kind, after, limit };
 }

@@ -1,11 +1,14 @@
-import type { AuditQuery, Entity, FeedRow, ListFilter, RecordRow } from '../types.js';
+import type { AuditQuery, Entity, FeedRow, ListFilter, RecordRemoval, RecordRow } from '../types.js';
 import { type Dialect, numberedPlaceholders } from './dialect.js';
+import { NamedStatement } from './named-statement.js';
 
-// Every statement both backends run, written once with `?` placeholders; a difference between the
-// databases comes in as a named fragment of the dialect (dialect.ts). `statementsFor` gives a backend's
-// final text (placeholders numbered for PostgreSQL), built once when the backend module loads, so each
-// text is one prepared statement per connection (better-sqlite3 statements on SQLite, named statements on
-// PostgreSQL). Values are passed in the order the `?` stand in.
+// Every statement both backends run, written once; a difference between the databases comes in as a
+// named fragment of the dialect (dialect.ts). `statementsFor` gives a backend's final text (placeholders
+// numbered for PostgreSQL), built once when the backend module loads, so each text is one prepared
+// statement per connection (better-sqlite3 statements on SQLite, named statements on PostgreSQL).
+// A statement with a few values in their natural order takes `?`s and an array in that order; one with
+// many values, or one value in several places, names them (`:team`) and takes an object
+// (named-statement.ts).
 
 const RECORD = 'SELECT seq, kind, id, team, version, json, removed FROM records';
 const FILTERS = ['board', 'stage', 'status', 'lead'] as const;
@@ -101,32 +104,50 @@ export const entityLookupValues = (kind: string, by: { team?: string; parent?: s
 
 type PageVariant = 'none' | ListFilter['by'];
 
-/** Values of `listPage`, in the order its text names them. */
-export function listPageValues(q: {
+/** What a list page binds (`listPage`, `listRecords`); `value` is the filter's, for a filtered variant. */
+export interface PageParams {
   team: string;
   kind: string;
-  filter?: ListFilter;
+  value?: string;
+  /** Keyset: rows after this position. */
   after: number;
   limit: number;
-}): unknown[] {
-  const where = [q.team, q.kind, ...(q.filter ? [q.filter.value] : [])];
-  return [q.limit, ...where, ...where, q.after, q.limit];
 }
 
-/** Values of `listRecords`. */
-export const listRecordsValues = (q: {
+/** What `searchLeads` binds: each criterion is its own lookup (null matches nothing). */
+export interface SearchParams {
   team: string;
-  kind: string;
-  filter?: ListFilter;
+  email: string | null;
+  phone: string | null;
   after: number;
   limit: number;
-}) => [q.team, q.kind, ...(q.filter ? [q.filter.value] : []), q.after, q.limit];
+}
+
+/** What `feedPage` binds: `fetch` entries are read (one more than a page), `limit` of them are served. */
+export interface FeedPageParams {
+  team: string;
+  after: number;
+  fetch: number;
+  /** Epoch ms: entries recorded later are not ready. */
+  cutoff: number;
+  limit: number;
+}
+
+/** What a retention statement binds (`trimStatements`): window keys are named by `keyParam`. */
+export type TrimParams = Record<string, unknown>;
+
+/** The parameter name of one column of a retention window's key: `after` or `end` and the column. */
+export const keyParam = (edge: 'after' | 'end', column: string): string =>
+  `${edge}${column.charAt(0).toUpperCase()}${column.slice(1)}`;
 
 /** The statement texts of one backend. */
 export function statementsFor(d: Dialect) {
   const text = d.backend === 'postgres' ? numberedPlaceholders : (s: string) => s;
+  const named = <P extends object>(s: string) => new NamedStatement<P>(s, d.backend);
   const variants = <K extends string>(keys: readonly K[], make: (key: K) => string) =>
     Object.fromEntries(keys.map((key) => [key, text(make(key))])) as Record<K, string>;
+  const namedVariants = <K extends string, P extends object>(keys: readonly K[], make: (key: K) => string) =>
+    Object.fromEntries(keys.map((key) => [key, named<P>(make(key))])) as Record<K, NamedStatement<P>>;
   const entityWhere: Record<EntityLookup, string> = {
     kind: 'kind = ?',
     team: 'kind = ? AND team = ?',
@@ -134,7 +155,7 @@ export function statementsFor(d: Dialect) {
     both: 'kind = ? AND team = ? AND parent = ?',
   };
   const lookups = Object.keys(entityWhere) as EntityLookup[];
-  const filter = (by: PageVariant) => (by === 'none' ? '' : `AND ${by} = ?`);
+  const filter = (by: PageVariant) => (by === 'none' ? '' : `AND ${by} = :value`);
   const pages: PageVariant[] = ['none', ...FILTERS];
 
   /**
@@ -142,11 +163,12 @@ export function statementsFor(d: Dialect) {
    * its last position and id, and whether a live row follows it.
    */
   const listPage = (by: PageVariant, joined: string) => {
-    const where = `team = ? AND kind = ? ${filter(by)} AND removed IS NULL`;
+    const where = `team = :team AND kind = :kind ${filter(by)} AND removed IS NULL`;
     return `SELECT p.items, p.joined_order, p.n, p.last_seq, p.last_id,
-      p.n = ? AND EXISTS (SELECT 1 FROM records WHERE ${where} AND seq > p.last_seq) AS more
+      p.n = :limit AND EXISTS (SELECT 1 FROM records WHERE ${where} AND seq > p.last_seq) AS more
     FROM (SELECT ${joined} AS items, ${d.joinedOrder} AS joined_order, ${d.pageCount} AS n, max(seq) AS last_seq, ${d.lastId} AS last_id
-      FROM (SELECT seq, id, json FROM records WHERE ${where} AND seq > ? ORDER BY seq ${d.limit})${d.pageAlias}) p`;
+      FROM (SELECT seq, id, json FROM records WHERE ${where} AND seq > :after
+        ORDER BY seq ${d.limit}:limit)${d.pageAlias}) p`;
   };
 
   /**
@@ -158,12 +180,13 @@ export function statementsFor(d: Dialect) {
    * The team's head comes from the same snapshot (what a page read ahead is checked by, feed-read-ahead.ts).
    */
   const feedPage = (joined: string) => `WITH fetched AS (
-      SELECT pos, kind, id, version, recorded_at, removed, body FROM feed WHERE team = ? AND pos > ? ORDER BY pos ${d.limit}),
+      SELECT pos, kind, id, version, recorded_at, removed, body FROM feed WHERE team = :team AND pos > :after
+        ORDER BY pos ${d.limit}:fetch),
     ready AS (SELECT * FROM fetched
-      WHERE pos < coalesce((SELECT min(pos) FROM fetched WHERE recorded_at > ?), ${Number.MAX_SAFE_INTEGER})),
-    page AS (SELECT * FROM ready ORDER BY pos ${d.limit})
+      WHERE pos < coalesce((SELECT min(pos) FROM fetched WHERE recorded_at > :cutoff), ${Number.MAX_SAFE_INTEGER})),
+    page AS (SELECT * FROM ready ORDER BY pos ${d.limit}:limit)
     SELECT p.items, p.joined_order, p.n, p.last_seq AS last_pos, p.last_recorded_at, (SELECT count(*) FROM ready) AS ready,
-      (SELECT last_pos FROM feed_heads WHERE team = ?) AS head
+      (SELECT last_pos FROM feed_heads WHERE team = :team) AS head
     FROM (SELECT ${joined} AS items, ${d.joinedOrder} AS joined_order, ${d.pageCount} AS n, max(seq) AS last_seq,
         ${d.lastRecordedAt} AS last_recorded_at
       FROM (SELECT pos AS seq, recorded_at,
@@ -191,23 +214,24 @@ export function statementsFor(d: Dialect) {
       `INSERT INTO records (${names(RECORD_COLUMNS)}, removed) VALUES (${marks(RECORD_COLUMNS.length)}, NULL) ${RECORD_UPSERT}`,
     ),
     /** Before a record row is replaced: the entry of its version borrows its JSON and gets its own copy. */
-    keepSupersededBody: text(
-      `UPDATE feed SET body = (SELECT json FROM records WHERE kind = ? AND id = ?)
-       WHERE kind = ? AND id = ? AND body IS NULL AND removed IS NULL`,
+    keepSupersededBody: named<{ kind: string; id: string }>(
+      `UPDATE feed SET body = (SELECT json FROM records WHERE kind = :kind AND id = :id)
+       WHERE kind = :kind AND id = :id AND body IS NULL AND removed IS NULL`,
     ),
-    removeRecord: text(
-      `UPDATE records SET removed = ?, version = ?, updated_at = ?, json = NULL, email = NULL, phone = NULL
-       WHERE kind = ? AND id = ?`,
+    removeRecord: named<RecordRemoval>(
+      `UPDATE records SET removed = :reason, version = :version, updated_at = :at,
+         json = NULL, email = NULL, phone = NULL
+       WHERE kind = :kind AND id = :id`,
     ),
-    listRecords: variants(
+    listRecords: namedVariants<PageVariant, PageParams>(
       pages,
       (by) =>
-        `SELECT seq, json FROM records WHERE team = ? AND kind = ? ${filter(by)} AND removed IS NULL AND seq > ?
-         ORDER BY seq ${d.limit}`,
+        `SELECT seq, json FROM records WHERE team = :team AND kind = :kind ${filter(by)} AND removed IS NULL
+         AND seq > :after ORDER BY seq ${d.limit}:limit`,
     ),
-    listPage: variants(pages, (by) => listPage(by, d.joinedJson)),
+    listPage: namedVariants<PageVariant, PageParams>(pages, (by) => listPage(by, d.joinedJson)),
     /** The same page with its bodies sorted inside the aggregate (see `joinedJson` in dialect.ts). */
-    listPageSorted: variants(pages, (by) => listPage(by, d.joinedJsonSorted)),
+    listPageSorted: namedVariants<PageVariant, PageParams>(pages, (by) => listPage(by, d.joinedJsonSorted)),
     /**
      * The lead's JSON, its two facets' JSON and its team, from one statement; rows.ts splices the facets in.
      * Not spliced by SQLite's `||`: each step there copies the growing text again.
@@ -222,10 +246,12 @@ export function statementsFor(d: Dialect) {
      * lookup in its index (records_email, records_phone), merged by position: written as one condition with
      * OR, SQLite walked every lead of the team in position order to keep the ORDER BY free of a sort.
      */
-    searchLeads: text(`SELECT seq, json FROM records WHERE seq IN (
-        SELECT seq FROM records WHERE team = ? AND kind = 'lead' AND removed IS NULL AND email = ? AND seq > ?
-        UNION SELECT seq FROM records WHERE team = ? AND kind = 'lead' AND removed IS NULL AND phone = ? AND seq > ?)
-      ORDER BY seq ${d.limit}`),
+    searchLeads: named<SearchParams>(`SELECT seq, json FROM records WHERE seq IN (
+        SELECT seq FROM records WHERE team = :team AND kind = 'lead' AND removed IS NULL AND email = :email
+          AND seq > :after
+        UNION SELECT seq FROM records WHERE team = :team AND kind = 'lead' AND removed IS NULL AND phone = :phone
+          AND seq > :after)
+      ORDER BY seq ${d.limit}:limit`),
     erasedRecords: text(
       `SELECT kind, id, team, updated_at FROM records WHERE removed = 'erased' ORDER BY updated_at, kind, id`,
     ),
@@ -237,11 +263,11 @@ export function statementsFor(d: Dialect) {
      */
     readFeed: text(`SELECT f.team AS team, f.pos AS pos, f.kind AS kind, f.id AS id, f.version AS version,
         f.recorded_at AS recorded_at, f.removed AS removed, ${ENTRY_BODY} AS body
-      FROM (SELECT * FROM feed WHERE team = ? AND pos > ? ORDER BY pos ${d.limit}) f
+      FROM (SELECT * FROM feed WHERE team = ? AND pos > ? ORDER BY pos ${d.limit}?) f
       ORDER BY f.pos`),
-    feedPage: text(feedPage(d.joinedJson)),
+    feedPage: named<FeedPageParams>(feedPage(d.joinedJson)),
     /** The same page with its items sorted inside the aggregate (see `joinedJson` in dialect.ts). */
-    feedPageSorted: text(feedPage(d.joinedJsonSorted)),
+    feedPageSorted: named<FeedPageParams>(feedPage(d.joinedJsonSorted)),
     feedHead: text('SELECT last_pos FROM feed_heads WHERE team = ?'),
     feedHeadTimes: text(
       'SELECT h.team AS team, f.recorded_at AS recorded_at FROM feed_heads h JOIN feed f ON f.team = h.team AND f.pos = h.last_pos',
@@ -254,7 +280,7 @@ export function statementsFor(d: Dialect) {
     raiseFeedHead: text(`INSERT INTO feed_heads AS h (team, last_pos) VALUES (?, ?)
       ON CONFLICT (team) DO UPDATE SET last_pos = ${d.larger}(h.last_pos, excluded.last_pos)`),
     purgeFeed: text('DELETE FROM feed WHERE kind = ? AND id = ?'),
-    ...trimStatements(d, text),
+    ...trimStatements(d, named),
 
     meta: text('SELECT value FROM meta WHERE key = ?'),
     metaLocked: text(`SELECT value FROM meta WHERE key = ?${d.forUpdate}`),
@@ -264,7 +290,7 @@ export function statementsFor(d: Dialect) {
       const { text: where, values } = auditWhere(d, query);
       return {
         text: text(`SELECT at, actor, action, target, outcome, details FROM audit
-          ${where} ORDER BY seq DESC ${d.limit}`),
+          ${where} ORDER BY seq DESC ${d.limit}?`),
         values: [...values, query.limit],
       };
     },
@@ -291,47 +317,49 @@ function auditWhere(d: Dialect, query: AuditQuery): { text: string; values: unkn
 }
 
 /**
- * Retention in batches (`Store.trimFeed`), each statement bounded by the batch size:
- * - `trimRemovals`: expired removal entries, oldest first (partial index feed_removals), but never a team's
- *   newest entry (its head); every row a batch selects is deleted, so the next starts where it ended.
- *   Values: [team,] cutoff, batch size.
+ * Retention in batches (`Store.trimFeed`), each statement bounded by the batch size (`:size`):
+ * - `trimRemovals`: expired removal entries (recorded before `:cutoff`), oldest first (partial index
+ *   feed_removals), but never a team's newest entry (its head); every row a batch selects is deleted, so
+ *   the next starts where it ended.
  * - `trimWindow`: the next window of entries in key order (the dialect's `windowKey`) after a key, its size
- *   and last key (no row once the feed is passed). Values: the key, batch size.
- * - `trimSuperseded`: the window's live entries with a newer entry of the same record recorded before the
- *   cutoff (index feed_record). Values: the key before the window, its last key, the cutoff.
- * The `Team` variants keep to one team's entries, in (team, pos) order: team, pos, ... .
+ *   and last key (no row once the feed is passed).
+ * - `trimSuperseded`: the window's live entries with a newer entry of the same record recorded before
+ *   `:cutoff` (index feed_record), between the key before the window and its last key.
+ * The `Team` variants keep to one team's entries (`:team`), in (team, pos) order. A window's edges are
+ * named per key column by `keyParam`: `:afterRowid`, or `:afterTeam, :afterPos`, and `:end...` alike.
  */
-function trimStatements(d: Dialect, text: (s: string) => string) {
+function trimStatements(d: Dialect, named: (s: string) => NamedStatement<TrimParams>) {
   // A team's newest entry stays, even an expired removal: the feed lag gauge reads its time from it.
   const removals = (team: string) =>
     `DELETE FROM feed WHERE ${d.addressIn}SELECT ${d.rowAddress} FROM feed WHERE ${team}removed IS NOT NULL
-      AND recorded_at < ?
+      AND recorded_at < :cutoff
       AND NOT EXISTS (SELECT 1 FROM feed_heads h WHERE h.team = feed.team AND h.last_pos = feed.pos)
-      ORDER BY recorded_at ${d.limit}${d.addressInEnd}`;
+      ORDER BY recorded_at ${d.limit}:size${d.addressInEnd}`;
   const window = (key: string, after: string) => {
     const last = key
       .split(', ')
       .map((column) => `${column} DESC`)
       .join(', ');
-    return `WITH w AS (SELECT ${key} FROM feed WHERE ${after} ORDER BY ${key} ${d.limit})
+    return `WITH w AS (SELECT ${key} FROM feed WHERE ${after} ORDER BY ${key} ${d.limit}:size)
     SELECT ${key}, (SELECT count(*) FROM w) AS n FROM w ORDER BY ${last} LIMIT 1`;
   };
   const superseded = (range: string) =>
     `DELETE FROM feed WHERE ${range} AND removed IS NULL AND EXISTS (
       SELECT 1 FROM feed newer WHERE newer.kind = feed.kind AND newer.id = feed.id
-      AND newer.pos > feed.pos AND newer.team = feed.team AND newer.recorded_at < ?)`;
+      AND newer.pos > feed.pos AND newer.team = feed.team AND newer.recorded_at < :cutoff)`;
   const key = d.windowKey;
-  const marks = key
-    .split(', ')
-    .map(() => '?')
-    .join(', ');
+  const edge = (which: 'after' | 'end') =>
+    key
+      .split(', ')
+      .map((column) => `:${keyParam(which, column)}`)
+      .join(', ');
   return {
-    trimRemovals: text(removals('')),
-    trimRemovalsTeam: text(removals('team = ? AND ')),
-    trimWindow: text(window(key, `(${key}) > (${marks})`)),
-    trimWindowTeam: text(window('team, pos', 'team = ? AND pos > ?')),
-    trimSuperseded: text(superseded(`(${key}) > (${marks}) AND (${key}) <= (${marks})`)),
-    trimSupersededTeam: text(superseded('team = ? AND pos > ? AND pos <= ?')),
+    trimRemovals: named(removals('')),
+    trimRemovalsTeam: named(removals('team = :team AND ')),
+    trimWindow: named(window(key, `(${key}) > (${edge('after')})`)),
+    trimWindowTeam: named(window('team, pos', 'team = :team AND pos > :afterPos')),
+    trimSuperseded: named(superseded(`(${key}) > (${edge('after')}) AND (${key}) <= (${edge('end')})`)),
+    trimSupersededTeam: named(superseded('team = :team AND pos > :afterPos AND pos <= :endPos')),
     /** The columns of `trimWindow`'s key, in order. */
     trimKey: key.split(', '),
   };

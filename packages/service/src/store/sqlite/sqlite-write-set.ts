@@ -21,7 +21,8 @@ export function putEntityRow(t: SqliteRowTarget, e: Entity<unknown>): void {
 
 /** Before a record row is replaced: the entry borrowing its JSON gets its own copy (see `WriteSet`). */
 export function keepSupersededBody(t: SqliteRowTarget, kind: RecordKind, id: string): void {
-  t.writer.prepared(t.sql.keepSupersededBody).run(kind, id, kind, id);
+  const statement = t.sql.keepSupersededBody;
+  t.writer.prepared(statement.text).run(...statement.values({ kind, id }));
 }
 
 export function putRecordRow(t: SqliteRowTarget, r: RecordRow): void {
@@ -30,7 +31,7 @@ export function putRecordRow(t: SqliteRowTarget, r: RecordRow): void {
 
 export function removeRecordRow(t: SqliteRowTarget, r: RecordRemoval): void {
   if (r.reason === 'erased') t.onErasure();
-  t.writer.prepared(t.sql.removeRecord).run(r.reason, r.version, r.at, r.kind, r.id);
+  t.writer.prepared(t.sql.removeRecord.text).run(...t.sql.removeRecord.values(r));
 }
 
 export function insertFeedRow(t: SqliteRowTarget, e: FeedRow): void {
