@@ -8,7 +8,8 @@ import { BudgetSpentError } from '../src/client/errors.js';
 import { FetchTransport, type Transport, type TransportRequest } from '../src/client/transport.js';
 import { MirrorStore } from '../src/sync/mirror-store.js';
 import { type OpenMirror, openMirror } from '../src/sync/open-mirror.js';
-import { SyncEngine, type SyncWait } from '../src/sync/sync-engine.js';
+import { SyncEngine } from '../src/sync/sync-engine.js';
+import type { SyncWait } from '../src/sync/sync-engine-options.js';
 import { type FakeServer, startFakeServer } from './support/fake-server.js';
 
 const T = 'team_a';

@@ -4,4 +4,5 @@ export * from './mirror-store.js';
 export * from './open-mirror.js';
 export * from './references.js';
 export * from './sync-engine.js';
+export * from './sync-engine-options.js';
 export * from './sync-lock.js';

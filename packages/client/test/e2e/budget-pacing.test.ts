@@ -13,7 +13,8 @@ import { CrmExportClient, type PaceInfo } from '../../src/client/crm-export-clie
 import { FetchTransport, type Transport } from '../../src/client/transport.js';
 import { MirrorStore } from '../../src/sync/mirror-store.js';
 import { openMirror } from '../../src/sync/open-mirror.js';
-import { SyncEngine, type SyncWait } from '../../src/sync/sync-engine.js';
+import { SyncEngine } from '../../src/sync/sync-engine.js';
+import type { SyncWait } from '../../src/sync/sync-engine-options.js';
 import { runService, serviceUnavailableReason, startServe } from './service-process.js';
 
 const ITEMS_PER_WINDOW = 150;

@@ -4,7 +4,8 @@ import pg from 'pg';
 import { CrmExportClient } from '../../src/client/crm-export-client.js';
 import { MirrorStore } from '../../src/sync/mirror-store.js';
 import { type OpenMirror, openMirror } from '../../src/sync/open-mirror.js';
-import { SyncEngine, type SyncEngineOptions } from '../../src/sync/sync-engine.js';
+import { SyncEngine } from '../../src/sync/sync-engine.js';
+import type { SyncEngineOptions } from '../../src/sync/sync-engine-options.js';
 import type { FakeServer } from './fake-server.js';
 
 export interface Harness {
