@@ -1,6 +1,8 @@
 export { autoPage } from './client/auto-page.js';
 export * from './client/budget.js';
+export * from './client/client-options.js';
 export * from './client/crm-export-client.js';
+export * from './client/endpoint-params.js';
 export * from './client/errors.js';
 export * from './client/retry.js';
 export * from './client/routes.js';

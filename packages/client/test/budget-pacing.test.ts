@@ -3,7 +3,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { waitStatus } from '../src/cli.js';
 import { ItemBudget, parseBudgetList } from '../src/client/budget.js';
-import { CrmExportClient, type PaceInfo } from '../src/client/crm-export-client.js';
+import type { PaceInfo } from '../src/client/client-options.js';
+import { CrmExportClient } from '../src/client/crm-export-client.js';
 import { BudgetSpentError } from '../src/client/errors.js';
 import { FetchTransport, type Transport, type TransportRequest } from '../src/client/transport.js';
 import { MirrorStore } from '../src/sync/mirror-store.js';

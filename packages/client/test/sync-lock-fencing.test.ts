@@ -1,7 +1,8 @@
 // Rule 3's lock is checked when a write commits: a process stalled past the lock's staleness, whose lock
 // another process took over, writes nothing more (docs/mirror.md, rule 3).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type ChangesParams, CrmExportClient } from '../src/client/crm-export-client.js';
+import { CrmExportClient } from '../src/client/crm-export-client.js';
+import type { ChangesParams } from '../src/client/endpoint-params.js';
 import { ReferenceIndex } from '../src/sync/references.js';
 import { keyDigest, SyncLock, SyncLockLostError } from '../src/sync/sync-lock.js';
 import { type FakeServer, startFakeServer } from './support/fake-server.js';

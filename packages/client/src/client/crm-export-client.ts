@@ -1,16 +1,20 @@
+// The typed client: one method per endpoint, and the request loop that paces, sends and retries.
 import { autoPage } from './auto-page.js';
-import { type BudgetWait, chargeOf, ItemBudget } from './budget.js';
-import {
-  BudgetSpentError,
-  type CrmExportError,
-  errorFromProblem,
-  firewallError,
-  InvalidRequestError,
-  ServerError,
-} from './errors.js';
+import { chargeOf, ItemBudget } from './budget.js';
+import type { ClientOptions, PaceInfo } from './client-options.js';
+import type {
+  ChangesParams,
+  LeadFilterParams,
+  LeadsParams,
+  PageParams,
+  SearchLeadsParams,
+  TeamOption,
+} from './endpoint-params.js';
+import { BudgetSpentError, type CrmExportError, InvalidRequestError } from './errors.js';
+import { parseResponse } from './parse-response.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, retryDelayMs } from './retry.js';
 import { ROUTES, type RouteName } from './routes.js';
-import { FetchTransport, type Transport, type TransportResponse } from './transport.js';
+import { FetchTransport, type Transport } from './transport.js';
 import type {
   Activity,
   Board,
@@ -27,82 +31,6 @@ import type {
   Member,
   Team,
 } from './types.js';
-
-export interface ClientOptions {
-  /** Service address including its version segment, e.g. `https://host/v1`. */
-  baseUrl: string;
-  /** Secret API key; sent as `Authorization: Bearer`, never logged. Not needed for `health()`. */
-  key?: string;
-  /** Default `Service-Team` for endpoints that read one team's data (needed when the key reads several). */
-  team?: string;
-  /** Abort a request after this many milliseconds (default 30 s). */
-  timeoutMs?: number;
-  /** Retry policy overrides. */
-  retry?: Partial<RetryPolicy>;
-  /** Network layer (default: Node's fetch). */
-  transport?: Transport;
-  /** Hard cap on pages an auto-paging iterator follows (default 100,000). */
-  maxPages?: number;
-  /** Called before each retry, e.g. for logging. */
-  onRetry?: (info: { route: RouteName; attempt: number; delayMs: number; error: CrmExportError }) => void;
-  /**
-   * Pace list and feed requests by the item budget headers (`RateLimit`): wait for a spent window to reset
-   * instead of asking and getting 429. Default true.
-   */
-  pace?: boolean;
-  /**
-   * A longer pacing wait (a spent daily quota) is not slept through: the request fails at once with a
-   * `BudgetSpentError` carrying the seconds to wait. Default 120.
-   */
-  maxPaceWaitSeconds?: number;
-  /** Called before each pacing wait, e.g. for logging or a status line. */
-  onPace?: (info: PaceInfo) => void;
-  /** The budget figures of the key, shared by clients of one key (`forTeam` passes its own on). */
-  budget?: ItemBudget;
-  /** Injected for tests. */
-  sleep?: (ms: number) => Promise<void>;
-  /** Injected for tests: jitter source in [0, 1). */
-  random?: () => number;
-}
-
-/** A pacing wait: the route about to be asked, the budget that is short, and for how long. */
-export interface PaceInfo extends BudgetWait {
-  route: RouteName;
-  /** The request's `Service-Team`, when it names one. */
-  team?: string;
-}
-
-export interface TeamOption {
-  /** `Service-Team` for this call; overrides the client's default. */
-  team?: string;
-}
-export interface PageParams extends TeamOption {
-  /** 1 to 100, default 25. */
-  limit?: number;
-  /** `next_cursor` of the previous page of the same endpoint, filters and team. */
-  cursor?: string;
-}
-export interface LeadsParams extends PageParams {
-  board?: string;
-  stage?: string;
-  status?: string;
-}
-export interface LeadFilterParams extends PageParams {
-  /** Only records linked to this lead. */
-  lead?: string;
-}
-export interface SearchLeadsParams extends TeamOption {
-  email?: string;
-  phone?: string;
-  limit?: number;
-  cursor?: string;
-}
-export interface ChangesParams extends TeamOption {
-  /** Omit to start an initial sync of every record of the team. */
-  cursor?: string;
-  /** 1 to 100; 100 is recommended for an initial sync. */
-  limit?: number;
-}
 
 interface CallArgs {
   id?: string;
@@ -262,7 +190,7 @@ export class CrmExportClient {
           timeoutMs: this.options.timeoutMs ?? 30_000,
         });
         this.budget.update(res.headers);
-        return parse<T>(res);
+        return parseResponse<T>(res);
       } catch (err) {
         if (!(err instanceof Error) || !('status' in err)) throw err;
         error = err as CrmExportError;
@@ -318,31 +246,4 @@ function assertTeam(team: string): void {
       retryAfter: null,
     });
   }
-}
-
-/** JSON on success, a typed error otherwise; a body that is not JSON is the firewall's answer. */
-function parse<T>(res: TransportResponse): T {
-  const type = res.headers.get('content-type') ?? '';
-  let json: unknown;
-  let isJson = false;
-  if (type.includes('json')) {
-    try {
-      json = JSON.parse(res.text);
-      isJson = json !== null && typeof json === 'object';
-    } catch {
-      isJson = false;
-    }
-  }
-  if (res.status >= 200 && res.status < 300) {
-    if (isJson) return json as T;
-    throw new ServerError(`HTTP ${res.status} without a JSON body`, {
-      status: res.status,
-      code: null,
-      requestId: res.headers.get('service-request-id'),
-      param: null,
-      retryAfter: null,
-    });
-  }
-  if (!isJson) throw firewallError(res.status, res.headers);
-  throw errorFromProblem(res.status, json as Record<string, unknown>, res.headers);
 }
