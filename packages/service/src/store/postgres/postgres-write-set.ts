@@ -8,7 +8,7 @@ import {
   names,
   RECORD_COLUMNS,
   RECORD_UPSERT,
-} from '../sql/statements.js';
+} from '../sql/columns.js';
 import type { Entity, WriteSet } from '../types.js';
 import { type Db, run } from './postgres-connection.js';
 

@@ -1,6 +1,8 @@
-import type { AuditQuery, Entity, FeedRow, ListFilter, RecordRemoval, RecordRow } from '../types.js';
+import type { AuditQuery, ListFilter, RecordRemoval } from '../types.js';
+import { ENTITY_COLUMNS, ENTITY_UPSERT, FEED_COLUMNS, names, RECORD_COLUMNS, RECORD_UPSERT } from './columns.js';
 import { type Dialect, numberedPlaceholders } from './dialect.js';
 import { NamedStatement } from './named-statement.js';
+import { type TrimParams, trimStatements } from './trim-statements.js';
 
 // Every statement both backends run, written once; a difference between the databases comes in as a
 // named fragment of the dialect (dialect.ts). `statementsFor` gives a backend's final text (placeholders
@@ -18,74 +20,6 @@ const FILTERS = ['board', 'stage', 'status', 'lead'] as const;
  */
 const ENTRY_BODY = `CASE WHEN f.body IS NOT NULL THEN f.body
   WHEN f.removed IS NULL THEN (SELECT r.json FROM records r WHERE r.kind = f.kind AND r.id = f.id) END`;
-
-/**
- * A written column: its name, the field of the row object its value comes from, and its PostgreSQL type
- * (multi-row writes pass the row objects as one JSON array and read each field back as that type). A new
- * column of a table is one more line here.
- */
-export type Column<T> = readonly [name: string, field: keyof T & string, pgType: 'text' | 'integer' | 'bigint'];
-
-/** An entity as written: its state serialized. */
-export type EntityRow = Omit<Entity<unknown>, 'state'> & { state: string };
-
-export const ENTITY_COLUMNS: readonly Column<EntityRow>[] = [
-  ['kind', 'kind', 'text'],
-  ['id', 'id', 'text'],
-  ['team', 'team', 'text'],
-  ['parent', 'parent', 'text'],
-  ['state', 'state', 'text'],
-];
-export const RECORD_COLUMNS: readonly Column<RecordRow>[] = [
-  ['kind', 'kind', 'text'],
-  ['id', 'id', 'text'],
-  ['team', 'team', 'text'],
-  ['lead', 'lead', 'text'],
-  ['board', 'board', 'text'],
-  ['stage', 'stage', 'text'],
-  ['status', 'status', 'text'],
-  ['email', 'email', 'text'],
-  ['phone', 'phone', 'text'],
-  ['version', 'version', 'integer'],
-  ['updated_at', 'updatedAt', 'text'],
-  ['json', 'json', 'text'],
-];
-export const FEED_COLUMNS: readonly Column<FeedRow>[] = [
-  ['team', 'team', 'text'],
-  ['pos', 'pos', 'bigint'],
-  ['kind', 'kind', 'text'],
-  ['id', 'id', 'text'],
-  ['version', 'version', 'integer'],
-  ['recorded_at', 'recordedAt', 'bigint'],
-  ['body', 'body', 'text'],
-  ['removed', 'removed', 'text'],
-];
-
-/** The column names, comma separated. */
-export const names = <T>(columns: readonly Column<T>[]): string => columns.map(([name]) => name).join(', ');
-
-/** One row's values in column order (undefined is null). */
-export const valuesOf = <T>(columns: readonly Column<T>[], row: T): unknown[] =>
-  columns.map(([, field]) => row[field] ?? null);
-
-/** An entity's values in column order. */
-export const entityValues = (e: Entity<unknown>): unknown[] => [
-  e.kind,
-  e.id,
-  e.team,
-  e.parent,
-  JSON.stringify(e.state),
-];
-
-/** Insert or replace by (kind, id): every column but the key is replaced; a record keeps its keyset position and becomes live. */
-export const ENTITY_UPSERT = upsert(ENTITY_COLUMNS, '');
-export const RECORD_UPSERT = upsert(RECORD_COLUMNS, ', removed = NULL');
-function upsert<T>(columns: readonly Column<T>[], more: string): string {
-  const set = columns
-    .filter(([name]) => name !== 'kind' && name !== 'id')
-    .map(([name]) => `${name} = excluded.${name}`);
-  return `ON CONFLICT (kind, id) DO UPDATE SET ${set.join(', ')}${more}`;
-}
 
 const ENTITY = `SELECT ${names(ENTITY_COLUMNS)} FROM entities`;
 
@@ -132,13 +66,6 @@ export interface FeedPageParams {
   cutoff: number;
   limit: number;
 }
-
-/** What a retention statement binds (`trimStatements`): window keys are named by `keyParam`. */
-export type TrimParams = Record<string, unknown>;
-
-/** The parameter name of one column of a retention window's key: `after` or `end` and the column. */
-export const keyParam = (edge: 'after' | 'end', column: string): string =>
-  `${edge}${column.charAt(0).toUpperCase()}${column.slice(1)}`;
 
 /** The statement texts of one backend. */
 export function statementsFor(d: Dialect) {
@@ -280,7 +207,7 @@ export function statementsFor(d: Dialect) {
     raiseFeedHead: text(`INSERT INTO feed_heads AS h (team, last_pos) VALUES (?, ?)
       ON CONFLICT (team) DO UPDATE SET last_pos = ${d.larger}(h.last_pos, excluded.last_pos)`),
     purgeFeed: text('DELETE FROM feed WHERE kind = ? AND id = ?'),
-    ...trimStatements(d, named),
+    ...trimStatements(d, (text) => named<TrimParams>(text)),
 
     meta: text('SELECT value FROM meta WHERE key = ?'),
     metaLocked: text(`SELECT value FROM meta WHERE key = ?${d.forUpdate}`),
@@ -314,55 +241,6 @@ function auditWhere(d: Dialect, query: AuditQuery): { text: string; values: unkn
   if (query.actor !== undefined) when('actor = ?', query.actor);
   if (target !== undefined) when(`${d.position}(',' || target || ',', ',' || ? || ',') > 0`, target);
   return { text: where.length ? `WHERE ${where.join(' AND ')}` : '', values };
-}
-
-/**
- * Retention in batches (`Store.trimFeed`), each statement bounded by the batch size (`:size`):
- * - `trimRemovals`: expired removal entries (recorded before `:cutoff`), oldest first (partial index
- *   feed_removals), but never a team's newest entry (its head); every row a batch selects is deleted, so
- *   the next starts where it ended.
- * - `trimWindow`: the next window of entries in key order (the dialect's `windowKey`) after a key, its size
- *   and last key (no row once the feed is passed).
- * - `trimSuperseded`: the window's live entries with a newer entry of the same record recorded before
- *   `:cutoff` (index feed_record), between the key before the window and its last key.
- * The `Team` variants keep to one team's entries (`:team`), in (team, pos) order. A window's edges are
- * named per key column by `keyParam`: `:afterRowid`, or `:afterTeam, :afterPos`, and `:end...` alike.
- */
-function trimStatements(d: Dialect, named: (s: string) => NamedStatement<TrimParams>) {
-  // A team's newest entry stays, even an expired removal: the feed lag gauge reads its time from it.
-  const removals = (team: string) =>
-    `DELETE FROM feed WHERE ${d.addressIn}SELECT ${d.rowAddress} FROM feed WHERE ${team}removed IS NOT NULL
-      AND recorded_at < :cutoff
-      AND NOT EXISTS (SELECT 1 FROM feed_heads h WHERE h.team = feed.team AND h.last_pos = feed.pos)
-      ORDER BY recorded_at ${d.limit}:size${d.addressInEnd}`;
-  const window = (key: string, after: string) => {
-    const last = key
-      .split(', ')
-      .map((column) => `${column} DESC`)
-      .join(', ');
-    return `WITH w AS (SELECT ${key} FROM feed WHERE ${after} ORDER BY ${key} ${d.limit}:size)
-    SELECT ${key}, (SELECT count(*) FROM w) AS n FROM w ORDER BY ${last} LIMIT 1`;
-  };
-  const superseded = (range: string) =>
-    `DELETE FROM feed WHERE ${range} AND removed IS NULL AND EXISTS (
-      SELECT 1 FROM feed newer WHERE newer.kind = feed.kind AND newer.id = feed.id
-      AND newer.pos > feed.pos AND newer.team = feed.team AND newer.recorded_at < :cutoff)`;
-  const key = d.windowKey;
-  const edge = (which: 'after' | 'end') =>
-    key
-      .split(', ')
-      .map((column) => `:${keyParam(which, column)}`)
-      .join(', ');
-  return {
-    trimRemovals: named(removals('')),
-    trimRemovalsTeam: named(removals('team = :team AND ')),
-    trimWindow: named(window(key, `(${key}) > (${edge('after')})`)),
-    trimWindowTeam: named(window('team, pos', 'team = :team AND pos > :afterPos')),
-    trimSuperseded: named(superseded(`(${key}) > (${edge('after')}) AND (${key}) <= (${edge('end')})`)),
-    trimSupersededTeam: named(superseded('team = :team AND pos > :afterPos AND pos <= :endPos')),
-    /** The columns of `trimWindow`'s key, in order. */
-    trimKey: key.split(', '),
-  };
 }
 
 export type Statements = ReturnType<typeof statementsFor>;

@@ -1,6 +1,7 @@
 import { TRIM_BATCH_ROWS, type TrimBatch, type TrimOptions } from '../trim-options.js';
 import { asNumber, type Row } from './rows.js';
-import { keyParam, type Statements, type TrimParams } from './statements.js';
+import type { Statements } from './statements.js';
+import { keyParam, type TrimParams } from './trim-statements.js';
 
 /** Runs one statement: the rows it returns, or how many it changed. */
 export type RunStatement = (text: string, values: unknown[]) => Promise<{ rows: Row[]; changes: number }>;

@@ -1,6 +1,7 @@
 import type { RecordKind } from '../../schemas/enums.js';
 import { borrowBodies } from '../sql/borrow-bodies.js';
-import { entityValues, FEED_COLUMNS, RECORD_COLUMNS, type Statements, valuesOf } from '../sql/statements.js';
+import { entityValues, FEED_COLUMNS, RECORD_COLUMNS, valuesOf } from '../sql/columns.js';
+import type { Statements } from '../sql/statements.js';
 import type { Entity, FeedRow, RecordRemoval, RecordRow, WriteSet } from '../types.js';
 import type { SqliteConnection } from './sqlite-connection.js';
 
