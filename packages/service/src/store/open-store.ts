@@ -32,15 +32,15 @@ export async function openStore(
   } else {
     throw new Error('Unsupported database URL: use sqlite:PATH or postgres://...');
   }
-  await prepareStore(store, where, create || path(url) === ':memory:');
+  await prepareStore(store, { where, create: create || path(url) === ':memory:' });
   return store;
 }
 
 /**
  * Applies pending migrations (`create`), or refuses a database lacking any with a `DatabaseMissingError`
- * naming `where`. Closes the store when it throws.
+ * naming `where` (the file or schema, for the message). Closes the store when it throws.
  */
-export async function prepareStore(store: Store, where: string, create: boolean): Promise<void> {
+export async function prepareStore(store: Store, { where, create }: { where: string; create: boolean }): Promise<void> {
   try {
     if (create) {
       await store.migrate();

@@ -179,7 +179,7 @@ describe('only start, serve, demo, ingest and migrate create a database', () => 
       const { PostgresStore } = await import('../../src/store/postgres/postgres-store.js');
       const schema = uniqueSchema();
       const store = new PostgresStore({ url: process.env.PG_URL as string, schema });
-      const refused = prepareStore(store, `PostgreSQL schema ${schema}`, false);
+      const refused = prepareStore(store, { where: `PostgreSQL schema ${schema}`, create: false });
       await expect(refused).rejects.toBeInstanceOf(DatabaseMissingError);
       await expect(refused).rejects.toThrow(`PostgreSQL schema ${schema} is not a crm-export database`);
       const client = new pg.Client({ connectionString: process.env.PG_URL as string });
