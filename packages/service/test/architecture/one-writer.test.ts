@@ -72,22 +72,43 @@ describe('one writer of stored state', () => {
   });
 
   it('write/ imports only the layers below it (schemas, store, errors, settings, limits, service names, clock, ids)', () => {
-    const wrong: string[] = [];
-    for (const source of p.getSourceFiles()) {
-      const file = relative(SERVICE, source.fileName);
-      if (!file.startsWith('src/write/')) continue;
-      for (const statement of source.statements) {
-        const specifier =
-          (ts.isImportDeclaration(statement) || ts.isExportDeclaration(statement)) &&
-          statement.moduleSpecifier &&
-          ts.isStringLiteral(statement.moduleSpecifier)
-            ? statement.moduleSpecifier.text
-            : undefined;
-        if (!specifier?.startsWith('.')) continue;
-        const target = relative(SERVICE, resolve(dirname(source.fileName), specifier)).replace(/\.js$/, '.ts');
-        if (!BELOW_WRITE.some((allowed) => target.startsWith(allowed))) wrong.push(`${file} -> ${target}`);
-      }
-    }
-    expect(wrong).toEqual([]);
+    const wrong = writeImports(p).filter(({ to }) => !BELOW_WRITE.some((allowed) => to.startsWith(allowed)));
+    expect(wrong.map(({ from, to }) => `${from} -> ${to}`)).toEqual([]);
+  });
+
+  it("write/events/ never imports write/commands/: commands may use the events' projections, never the reverse", () => {
+    const wrong = writeImports(p).filter(
+      ({ from, to }) => from.startsWith('src/write/events/') && to.startsWith('src/write/commands/'),
+    );
+    expect(wrong.map(({ from, to }) => `${from} -> ${to}`)).toEqual([]);
+    // The scan sees imports across the two sides (commands do import events).
+    expect(
+      writeImports(p).some(
+        ({ from, to }) => from.startsWith('src/write/commands/') && to.startsWith('src/write/events/'),
+      ),
+    ).toBe(true);
   });
 });
+
+/** Every relative import of a file under src/write/, as paths from the package root. */
+function writeImports(p: ts.Program): { from: string; to: string }[] {
+  const found: { from: string; to: string }[] = [];
+  for (const source of p.getSourceFiles()) {
+    const file = relative(SERVICE, source.fileName);
+    if (!file.startsWith('src/write/')) continue;
+    for (const statement of source.statements) {
+      const specifier =
+        (ts.isImportDeclaration(statement) || ts.isExportDeclaration(statement)) &&
+        statement.moduleSpecifier &&
+        ts.isStringLiteral(statement.moduleSpecifier)
+          ? statement.moduleSpecifier.text
+          : undefined;
+      if (!specifier?.startsWith('.')) continue;
+      found.push({
+        from: file,
+        to: relative(SERVICE, resolve(dirname(source.fileName), specifier)).replace(/\.js$/, '.ts'),
+      });
+    }
+  }
+  return found;
+}
