@@ -97,7 +97,7 @@ export async function startOperatorListener(options: OperatorListenerOptions): P
       server.once('error', failed);
       server.listen({ host: options.host, port }, () => {
         server.off('error', failed);
-        origin = originOf(options.host, (server.address() as AddressInfo).port);
+        origin = listenerOrigin(options.host, (server.address() as AddressInfo).port);
         resolve();
       });
     });
@@ -129,7 +129,7 @@ export async function startOperatorListener(options: OperatorListenerOptions): P
 }
 
 /** Where a client on this machine reaches a listener on `host`: a wildcard listen through the loopback address. */
-function originOf(host: string, port: number): string {
+export function listenerOrigin(host: string, port: number): string {
   const reachable = ['0.0.0.0', '::', ''].includes(host) ? '127.0.0.1' : host;
   return `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`;
 }

@@ -1,6 +1,5 @@
 import type { AddressInfo } from 'node:net';
 import closeWithGrace from 'close-with-grace';
-import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { type DestinationStream, type Logger, pino } from 'pino';
 import { redisClientOptions } from './access/limits/redis-health.js';
@@ -14,6 +13,7 @@ import type { RedisState } from './metrics/metrics.js';
 import { Metrics } from './metrics/metrics.js';
 import {
   checkReadiness,
+  listenerOrigin,
   type OperatorAddress,
   type OperatorListener,
   type Readiness,
@@ -171,7 +171,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
             logger.error({ job, error: error instanceof Error ? error.message : String(error) }, 'feed job failed'),
         });
   const { port } = app.server.address() as AddressInfo;
-  const origin = originOf(app, options.host);
+  const origin = listenerOrigin(options.host, port);
   logger.info({ host: options.host, port, backend: options.store.backend, redis: redis !== null }, 'listening');
   if (ops) logger.info({ host: options.ops?.host, port: ops.port }, 'operator listener');
 
@@ -222,13 +222,6 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   }
 
   return { origin, port, close, shutdown: () => shutdown(), ...(ops ? { opsOrigin: ops.origin } : {}) };
-}
-
-/** Where a client on this machine reaches `app`: a wildcard listen through the loopback address. */
-function originOf(app: FastifyInstance, host: string): string {
-  const { port } = app.server.address() as AddressInfo;
-  const reachable = ['0.0.0.0', '::', ''].includes(host) ? '127.0.0.1' : host;
-  return `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`;
 }
 
 /** Events close-with-grace would also take over; the service handles only SIGINT and SIGTERM. */
