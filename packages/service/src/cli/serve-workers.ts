@@ -13,6 +13,9 @@ import { openDb } from './options.js';
 // Scheduling is SCHED_NONE: the primary opens the listening socket and hands it to the workers, which
 // accept from it themselves. The primary never accepts a connection, so none waits in it for a worker
 // that has died; connections not yet accepted stay in the kernel's queue for the live workers.
+//
+// Kept whole: the primary's start, restart and stop share one state (workers, backoff, shutdown), and the
+// order they run in is the point of the file.
 
 export interface WorkersSettings {
   workers: number;
