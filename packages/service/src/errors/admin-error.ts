@@ -22,6 +22,8 @@ export class AdminError extends Error {
   constructor(
     readonly code: AdminErrorCode,
     message: string,
+    /** The input field at fault (`entries[2]`), when one is (the management API answers it as `param`). */
+    readonly param?: string,
   ) {
     super(message);
     this.name = 'AdminError';
