@@ -21,6 +21,8 @@ export const ENTITY_KINDS = [
   'booking',
   'integration',
   'api_key',
+  /** A sign-in session of the console (write/commands/console-session-commands.ts). */
+  'console_session',
 ] as const;
 export type EntityKind = (typeof ENTITY_KINDS)[number];
 

@@ -13,6 +13,7 @@ import {
   setOrganizationPlan,
 } from './access-commands.js';
 import { completeCapture, prepareLeads, requestCapture } from './capture-commands.js';
+import { closeConsoleSession, openConsoleSession, touchConsoleSession } from './console-session-commands.js';
 import {
   changeSandboxIntegration,
   changeSandboxTeam,
@@ -49,6 +50,9 @@ export const COMMANDS = {
   'integration.allowlist': tx(changeAllowlist),
   'key.roll': tx(rollKey),
   'key.end_old': tx(endOldKey),
+  'console_session.open': tx(openConsoleSession),
+  'console_session.touch': tx(touchConsoleSession),
+  'console_session.close': tx(closeConsoleSession),
   'secret.pepper': tx(ensurePepper),
   'secret.cursor': tx(ensureCursorSecret),
   'switch.api_disabled': tx(setApiDisabled),

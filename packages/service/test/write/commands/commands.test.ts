@@ -34,6 +34,16 @@ function retrying(store: Store): Store {
 }
 
 const NOW = Date.parse('2026-01-15T09:00:00.000Z');
+const HOUR = 60 * 60 * 1000;
+const session = (id: string, now: number) => ({
+  id: `session_${id}`,
+  tokenId: 'tokenlookup1',
+  tokenName: 'me',
+  csrf: `csrf-${id}`,
+  now,
+  maxAgeMs: 24 * HOUR,
+  idleBefore: now - 8 * HOUR,
+});
 const key = (id: string) => ({
   keyId: id.repeat(12).slice(0, 12),
   digest: `digest-${id}`,
@@ -85,6 +95,12 @@ const script = (): { [N in CommandName]?: CommandInput<N> }[] => [
   { 'data.republish': { kind: 'lead', ids: ['lead_1', 'lead_gone'], now: NOW + 5000 } },
   { 'data.step_applied': { name: '0001_step', now: NOW + 5000 } },
   { 'data.step_applied': { name: '0001_step', now: NOW + 6000 } },
+  { 'console_session.open': session('a', NOW) },
+  { 'console_session.touch': { id: 'session_a', now: NOW + 60_000 } },
+  // A day later: opening another deletes the expired one.
+  { 'console_session.open': session('b', NOW + 25 * HOUR) },
+  { 'console_session.open': session('c', NOW + 25 * HOUR) },
+  { 'console_session.close': { id: 'session_c' } },
 ];
 
 const META_KEYS = [
@@ -99,7 +115,7 @@ const META_KEYS = [
   'demo_start',
   'data_migration:0001_step',
 ];
-const KINDS: EntityKind[] = ['organization', 'team', 'integration', 'api_key'];
+const KINDS: EntityKind[] = ['organization', 'team', 'integration', 'api_key', 'console_session'];
 
 /** Runs the script; returns each command's result (or refusal) and what is stored after it. */
 async function play(w: World, store: Store): Promise<{ results: unknown[]; stored: unknown }> {
