@@ -1,4 +1,11 @@
 import type { FeedKind, RecordKind, RemovalReason } from '../schemas/enums.js';
+import type {
+  IntakeIdRow,
+  IntakeSourceRow,
+  QuarantineFilter,
+  QuarantineRow,
+  QuarantineSummary,
+} from './intake-types.js';
 import type { TrimOptions } from './trim-options.js';
 import type {
   AuditEntry,
@@ -28,6 +35,13 @@ import type {
 // as is. The values that cross the boundary are re-exported here, so a caller imports this file only.
 
 export { DatabaseMissingError } from './database-missing-error.js';
+export type {
+  IntakeIdRow,
+  IntakeSourceRow,
+  QuarantineFilter,
+  QuarantineRow,
+  QuarantineSummary,
+} from './intake-types.js';
 export { ANY_AGE, TRIM_BATCH_ROWS, type TrimBatch, type TrimOptions } from './trim-options.js';
 export {
   type AuditEntry,
@@ -86,6 +100,31 @@ export interface WriteTx {
   getMeta(key: string): Promise<string | undefined>;
   /** Writes a setting inside the transaction. */
   setMeta(key: string, value: string): Promise<void>;
+  /** The intake's tables (sources, applied ids, quarantine) inside this transaction. */
+  readonly intake: IntakeWriteTx;
+}
+
+/** What the intake reads and writes inside a write transaction (store/intake-types.ts). */
+export interface IntakeWriteTx {
+  /**
+   * The source's row, locked until the transaction ends (created at `last_seq` 0 when new): batches of one
+   * source never interleave, whichever process or host runs them.
+   */
+  lockSource(source: string, now: number): Promise<IntakeSourceRow>;
+  /** Writes the source's position and counters (the row is locked). */
+  putSource(row: IntakeSourceRow): Promise<void>;
+  /** The applied ids among `ids` of a source. */
+  appliedIds(source: string, ids: readonly string[]): Promise<IntakeIdRow[]>;
+  /** Records applied ids (new ones; an id is recorded once). */
+  putAppliedIds(rows: readonly IntakeIdRow[]): Promise<void>;
+  /** Quarantined events matching the filter, by source then seq. */
+  quarantine(filter: QuarantineFilter): Promise<QuarantineRow[]>;
+  /** The lanes of a source that hold quarantined events. */
+  blockedLanes(source: string): Promise<string[]>;
+  /** Inserts quarantined events, or replaces them (same source and seq). */
+  putQuarantine(rows: readonly QuarantineRow[]): Promise<void>;
+  /** Removes quarantined events by source and seq. */
+  deleteQuarantine(keys: readonly { source: string; seq: number }[]): Promise<void>;
 }
 
 export interface Store {
@@ -129,6 +168,14 @@ export interface Store {
   appendAudit(entry: AuditEntry): Promise<void>;
   /** The newest `query.limit` audit entries matching the filters, oldest first. */
   listAudit(query: AuditQuery): Promise<AuditEntry[]>;
+  /** Every intake source, by name. */
+  intakeSources(): Promise<IntakeSourceRow[]>;
+  /** Quarantined events matching the filter, by source then seq. */
+  intakeQuarantine(filter: QuarantineFilter): Promise<QuarantineRow[]>;
+  /** Each source's quarantine size and oldest event. */
+  quarantineSummary(): Promise<QuarantineSummary[]>;
+  /** Retention: drops applied ids recorded before `before` (epoch ms) in short batches; rows dropped. */
+  trimIntakeIds(before: number, options?: { batchSize?: number }): Promise<number>;
   /** Checks the database answers (health, readiness). */
   ping(): Promise<void>;
   /** When the newest entry of each team's feed was recorded (epoch ms), for the feed lag metric. */

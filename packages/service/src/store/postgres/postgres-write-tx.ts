@@ -6,6 +6,7 @@ import { entityLookup, entityLookupValues, statementsFor } from '../sql/statemen
 import type { WriteTx } from '../store.js';
 import type { Entity, EntityKind, FeedEntry, RecordRow, StoredRecord, WriteSet } from '../types.js';
 import { type Db, rows, run } from './postgres-connection.js';
+import { PostgresIntakeTx } from './postgres-intake-tx.js';
 import { applyPostgresWriteSet, col } from './postgres-write-set.js';
 
 const SQL = statementsFor(POSTGRES);
@@ -51,10 +52,14 @@ export class PostgresWriteTx implements WriteTx {
    */
   private readonly unverified = new Map<string, { space: LockSpace; kind: string; id: string }>();
 
+  readonly intake: PostgresIntakeTx;
+
   constructor(
     private readonly trx: Db,
     private readonly schema: string,
-  ) {}
+  ) {
+    this.intake = new PostgresIntakeTx(trx);
+  }
 
   private async lockTeam(team: string | null | undefined): Promise<void> {
     if (team == null || this.lockedTeams.has(team)) return;

@@ -117,12 +117,56 @@ const v5: Up = async (db) => {
   await sql`DELETE FROM entities WHERE kind = 'activity'`.execute(db);
 };
 
+// Continuous intake (docs/ingest.md, docs/intake.md): each producer's position and counters, kept for ever;
+// the ids of the events applied lately with their content's digest (retention trims them by age, never
+// sooner than the dedupe window); and the quarantine of events the write side refused, with the events
+// waiting behind them in their lane. Events are stored without their content fields.
+const v6: Up = async (db, d) => {
+  const t = (name: 'text' | 'integer' | 'bigint') => sql.raw(d[name]);
+  await sql`CREATE TABLE intake_sources (
+      source ${t('text')} PRIMARY KEY,
+      last_seq ${t('bigint')} NOT NULL,
+      last_event_at ${t('bigint')},
+      applied ${t('bigint')} NOT NULL,
+      duplicates ${t('bigint')} NOT NULL,
+      rejected ${t('bigint')} NOT NULL,
+      quarantined ${t('bigint')} NOT NULL,
+      updated_at ${t('bigint')} NOT NULL
+    )`.execute(db);
+  await sql`CREATE TABLE intake_ids (
+      source ${t('text')} NOT NULL,
+      id ${t('text')} NOT NULL,
+      digest ${t('text')} NOT NULL,
+      seq ${t('bigint')},
+      applied_at ${t('bigint')} NOT NULL,
+      PRIMARY KEY (source, id)
+    )`.execute(db);
+  await sql`CREATE INDEX intake_ids_applied ON intake_ids (applied_at)`.execute(db);
+  await sql`CREATE TABLE intake_quarantine (
+      source ${t('text')} NOT NULL,
+      seq ${t('bigint')} NOT NULL,
+      id ${t('text')},
+      lane ${t('text')} NOT NULL,
+      type ${t('text')} NOT NULL,
+      event ${t('text')} NOT NULL,
+      code ${t('text')} NOT NULL,
+      field ${t('text')},
+      message ${t('text')} NOT NULL,
+      attempts ${t('integer')} NOT NULL,
+      first_at ${t('bigint')} NOT NULL,
+      last_at ${t('bigint')} NOT NULL,
+      PRIMARY KEY (source, seq)
+    )`.execute(db);
+  await sql`CREATE INDEX intake_quarantine_lane ON intake_quarantine (lane, source, seq)`.execute(db);
+};
+
 const STEPS: Record<string, Up> = {
   '0001_initial': v1,
   '0002_feed_removals': v2,
   '0003_audit': v3,
   '0004_compact_storage': v4,
   '0005_activities_without_entities': v5,
+  '0006_intake': v6,
 };
 
 /** The migrations of one backend, by the names databases record them under. */

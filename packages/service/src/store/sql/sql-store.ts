@@ -1,6 +1,7 @@
 import type { Migration } from 'kysely';
 import type { RecordKind } from '../../schemas/enums.js';
-import type { TrimOptions } from '../trim-options.js';
+import type { IntakeSourceRow, QuarantineFilter, QuarantineRow, QuarantineSummary } from '../intake-types.js';
+import { TRIM_BATCH_ROWS, type TrimOptions } from '../trim-options.js';
 import type {
   AuditEntry,
   AuditQuery,
@@ -18,6 +19,13 @@ import type {
   StoredRecord,
 } from '../types.js';
 import type { Backend, Dialect } from './dialect.js';
+import {
+  type IntakeStatements,
+  intakeStatementsFor,
+  toQuarantine,
+  toQuarantineSummary,
+  toSource,
+} from './intake-statements.js';
 import { MIGRATIONS, pendingOf } from './migrations.js';
 import * as rows from './rows.js';
 import {
@@ -38,12 +46,14 @@ import { type RunBatch, trimInBatches } from './trim.js';
 export abstract class SqlStore {
   readonly backend: Backend;
   protected readonly sql: Statements;
+  protected readonly intakeSql: IntakeStatements;
   /** Every migration of this backend, by name. */
   protected readonly migrations: Record<string, Migration>;
 
   constructor(dialect: Dialect) {
     this.backend = dialect.backend;
     this.sql = statementsFor(dialect);
+    this.intakeSql = intakeStatementsFor(dialect);
     this.migrations = MIGRATIONS[dialect.backend];
   }
 
@@ -123,6 +133,30 @@ export abstract class SqlStore {
 
   async trimFeed(removalsBefore: number | null, supersededBefore: number, options: TrimOptions = {}): Promise<number> {
     return trimInBatches(this.sql, this.trimBatch, removalsBefore, supersededBefore, options);
+  }
+
+  async intakeSources(): Promise<IntakeSourceRow[]> {
+    return (await this.all(this.intakeSql.sources)).map(toSource);
+  }
+
+  async intakeQuarantine(filter: QuarantineFilter): Promise<QuarantineRow[]> {
+    const { text, values } = this.intakeSql.quarantine(filter);
+    return (await this.all(text, values)).map(toQuarantine);
+  }
+
+  async quarantineSummary(): Promise<QuarantineSummary[]> {
+    return (await this.all(this.intakeSql.quarantineSummary)).map(toQuarantineSummary);
+  }
+
+  /** Applied ids older than the window, in bounded batches like the feed's retention (sql/trim.ts). */
+  async trimIntakeIds(before: number, options: { batchSize?: number } = {}): Promise<number> {
+    const size = options.batchSize ?? TRIM_BATCH_ROWS;
+    let dropped = 0;
+    for (;;) {
+      const { changes } = await this.trimBatch((run) => run(this.intakeSql.trimIds, [before, size]));
+      dropped += changes;
+      if (changes < size) return dropped;
+    }
   }
 
   async erasedRecords(): Promise<ErasedRecord[]> {

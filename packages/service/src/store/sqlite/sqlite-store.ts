@@ -55,9 +55,14 @@ export class SqliteStore extends SqlStore implements Store {
     }
     mkdirSync(dirname(this.path), { recursive: true });
     this.writer = SqliteConnection.writer(this.path);
-    this.tx = new SqliteWriteTx(this.writer, this.sql, () => {
-      this.scrubWal = true;
-    });
+    this.tx = new SqliteWriteTx(
+      this.writer,
+      this.sql,
+      () => {
+        this.scrubWal = true;
+      },
+      this.intakeSql,
+    );
   }
 
   async migrate(): Promise<void> {

@@ -1,9 +1,11 @@
 import type { FeedKind, RecordKind, RemovalReason } from '../../schemas/enums.js';
+import type { IntakeStatements } from '../sql/intake-statements.js';
 import { toEntity, toStored } from '../sql/rows.js';
 import { entityLookup, entityLookupValues, type Statements } from '../sql/statements.js';
 import type { WriteTx } from '../store.js';
 import type { Entity, EntityKind, FeedEntry, RecordRow, StoredRecord, WriteSet } from '../types.js';
 import type { SqliteConnection } from './sqlite-connection.js';
+import { SqliteIntakeTx } from './sqlite-intake-tx.js';
 import {
   applySqliteWriteSet,
   insertFeedRow,
@@ -20,11 +22,16 @@ import {
  * no read takes a lock (PostgreSQL's does, postgres-write-tx.ts).
  */
 export class SqliteWriteTx implements WriteTx, SqliteRowTarget {
+  readonly intake: SqliteIntakeTx;
+
   constructor(
     readonly writer: SqliteConnection,
     readonly sql: Statements,
     readonly onErasure: () => void,
-  ) {}
+    intakeSql: IntakeStatements,
+  ) {
+    this.intake = new SqliteIntakeTx(writer, intakeSql);
+  }
 
   async getEntity<S>(kind: EntityKind, id: string): Promise<Entity<S> | undefined> {
     return toEntity<S>(this.writer.prepared(this.sql.entity).get(kind, id));

@@ -94,6 +94,11 @@ export class CachedTx implements WriteTx {
     this.deferWrites = options.deferWrites ?? false;
   }
 
+  /** The intake's tables are not cached: they are read and written once per batch. */
+  get intake(): WriteTx['intake'] {
+    return this.inner.intake;
+  }
+
   /** Writes everything pending; the transaction must not commit before. */
   async flush(): Promise<void> {
     const writes: WriteSet = {

@@ -99,6 +99,15 @@ const HANDLERS: { [K in EventType]: Handler<K> } = {
 };
 
 /**
+ * Applies one event in stored form (`parseEvent`) through its handler. For callers that run their own
+ * transaction around it (the intake, write/intake/): `Crm` does the same for each event of a batch.
+ */
+export async function applyEvent(ctx: WriteContext, event: CrmEvent): Promise<void> {
+  const at = new Date(event.at).toISOString();
+  await (HANDLERS[event.type] as Handler<EventType>)(ctx, event, at);
+}
+
+/**
  * The CRM operations that produce the exported data. Every operation is an event; each is validated,
  * stripped of content and applied in one transaction that updates internal state, republishes every
  * record it touches (a new version only when an exported field changed) and appends the feed entries.
@@ -138,9 +147,7 @@ export class Crm {
       for (const [index, result] of parsed.entries()) {
         try {
           if (!result.ok) throw new WriteError(result.message);
-          const event = result.event;
-          const at = new Date(event.at).toISOString();
-          await (HANDLERS[event.type] as Handler<EventType>)(ctx, event, at);
+          await applyEvent(ctx, result.event);
         } catch (error) {
           if (!(error instanceof WriteError)) throw error;
           throw indexed ? new WriteError(error.message, index) : error;

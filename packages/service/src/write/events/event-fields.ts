@@ -60,9 +60,21 @@ export const InternalId = Type.String({ pattern: '^[0-9A-Za-z_-]{1,64}$' });
 export const Actor = StringEnum(ACTOR_KINDS);
 export const Members = Type.Array(Id('member'));
 
+/** Pattern of an event's `id`: 1 to 128 printable ASCII characters, no space. */
+export const EVENT_ID_PATTERN = '^[!-~]{1,128}$';
+/**
+ * The producer's id of an event, unique within its source and kept across retries: an event whose id was
+ * applied before is a duplicate (same content) or a conflict (other content), never applied again.
+ */
+export const EventId = Type.String({
+  pattern: EVENT_ID_PATTERN,
+  description:
+    "the producer's id of this event, unique within its source: 1 to 128 printable ASCII characters, no space",
+});
+
 export function Event<T extends string, P extends Record<string, TSchema>>(type: T, props: P, description: string) {
   return Type.Object(
-    { type: Type.Literal(type), at: At, ...props, ...content },
+    { type: Type.Literal(type), id: Opt(EventId), at: At, ...props, ...content },
     { additionalProperties: false, description },
   );
 }

@@ -28,6 +28,10 @@ export class ExampleTeamsOnlyTx implements WriteTx {
     this.getMany = inner.getMany?.bind(inner);
   }
 
+  get intake(): WriteTx['intake'] {
+    return this.inner.intake;
+  }
+
   getEntity<S>(kind: EntityKind, id: string): Promise<Entity<S> | undefined> {
     return this.inner.getEntity<S>(kind, id);
   }
