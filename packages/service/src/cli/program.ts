@@ -9,6 +9,7 @@ import { registerFeedCommands } from './feed-commands.js';
 import { registerIngestCommand } from './ingest-command.js';
 import { registerMigrateCommand } from './migrate-command.js';
 import { openDb } from './options.js';
+import { registerRelayCommand } from './relay-command.js';
 import { registerServeCommand } from './serve-command.js';
 import { registerStartCommand } from './start-command.js';
 import { terminalText } from './terminal-text.js';
@@ -31,6 +32,7 @@ export function buildProgram(): Command {
   registerDemoCommand(program);
   registerIngestCommand(program);
   registerMigrateCommand(program);
+  registerRelayCommand(program);
   registerAdminCommands(program, openDb);
   registerFeedCommands(program, openDb);
   registerBackupCommands(program, openDb);

@@ -17,6 +17,8 @@ Format.Set('crm-database-url', (value) => {
   if (!/^postgres(ql)?:\/\//.test(value)) return false;
   return URL.canParse(value);
 });
+/** A `postgres://` / `postgresql://` URL that parses. */
+Format.Set('crm-postgres-url', (value) => /^postgres(ql)?:\/\//.test(value) && URL.canParse(value));
 /** `redis://` or `rediss://` with a host, parsed as a URL. */
 Format.Set('crm-redis-url', (value) => {
   if (!/^rediss?:\/\//.test(value) || !URL.canParse(value)) return false;
@@ -210,6 +212,80 @@ export const SETTINGS = {
     schema: int(1, 65_536, DEFAULT_STDIN_LIMIT_MIB),
     help: 'MiB of events (content dropped) held in memory while standard input is validated',
     usedBy: '`ingest -`',
+  },
+  relayOutboxUrl: {
+    flag: '--outbox-url <url>',
+    env: 'CRM_EXPORT_OUTBOX_URL',
+    schema: Type.String({ format: 'crm-postgres-url' }),
+    allowed: 'postgres://... or postgresql://...',
+    help: "the CRM's own PostgreSQL, where its outbox table is",
+    usedBy: '`relay`',
+  },
+  relayOutboxTable: {
+    flag: '--outbox-table <name>',
+    schema: Type.String({
+      pattern: '^([a-z_][a-z0-9_]{0,62}\\.)?[a-z_][a-z0-9_]{0,62}$',
+      default: 'crm_export_outbox',
+    }),
+    allowed: 'a lower-case table name, optionally schema.table',
+    help: 'the outbox table (docs/intake.md)',
+    usedBy: '`relay`',
+  },
+  relayIntakeUrl: {
+    flag: '--intake-url <url>',
+    env: 'CRM_EXPORT_INTAKE_URL',
+    schema: Type.String({ format: 'crm-docs-url' }),
+    allowed: 'an http:// or https:// URL without query or fragment',
+    help: "the service's internal listener, e.g. http://127.0.0.1:3002",
+    usedBy: '`relay`',
+  },
+  relayToken: {
+    flag: '--token <token>',
+    env: 'CRM_EXPORT_INTAKE_TOKEN',
+    schema: Type.String({ minLength: 1 }),
+    allowed: 'an operator token with the intake scope',
+    help: 'the intake token (prefer the variable: a flag shows in the process list); never logged',
+    usedBy: '`relay`',
+  },
+  relaySource: {
+    flag: '--source <name>',
+    env: 'CRM_EXPORT_INTAKE_SOURCE',
+    schema: Type.String({ pattern: '^[a-z0-9][a-z0-9._-]{0,63}$', default: 'crm-main' }),
+    allowed: '1-64 of a-z, 0-9, ., _, -, starting with a letter or digit',
+    help: 'the source name the events are posted under',
+    usedBy: '`relay`',
+  },
+  relayBatch: {
+    flag: '--batch <n>',
+    schema: int(1, 10_000, 500),
+    help: 'outbox rows per post at most',
+    usedBy: '`relay`',
+  },
+  relayPollInterval: {
+    flag: '--poll-interval <ms>',
+    schema: int(10, 60_000, 200),
+    help: 'milliseconds between two reads of the outbox when it had nothing new',
+    usedBy: '`relay`',
+  },
+  relayMaxBackoff: {
+    flag: '--max-backoff <ms>',
+    schema: int(100, 600_000, 30_000),
+    help: 'longest wait between two attempts after a refusal (429, 503) or a lost connection',
+    usedBy: '`relay`',
+  },
+  relayMetricsPort: {
+    flag: '--metrics-port <port>',
+    env: 'CRM_EXPORT_RELAY_METRICS_PORT',
+    schema: int(0, 65535),
+    help: "the relay's /metrics and /livez, 0 for any free port; unset, none",
+    usedBy: '`relay`',
+  },
+  relayMetricsHost: {
+    flag: '--metrics-host <host>',
+    schema: Type.String({ format: 'crm-listen-host', default: '127.0.0.1' }),
+    allowed: 'an IPv4 or IPv6 address or a host name',
+    help: "address of the relay's metrics listener",
+    usedBy: '`relay`',
   },
   workerIndex: {
     env: 'CRM_EXPORT_WORKER_INDEX',

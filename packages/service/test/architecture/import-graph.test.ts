@@ -154,6 +154,7 @@ for (const pkg of PACKAGES) {
 // way. A new folder takes its place here (the test fails until it has one).
 const SERVICE_LAYERS: readonly (readonly string[])[] = [
   ['cli'],
+  ['relay'],
   ['server.ts'],
   ['operator-listener.ts'],
   ['http'],

@@ -23,6 +23,8 @@ const DRIVER_EXCEPTIONS: Record<string, string> = {
   'test/store/': "the store's own tests check what a backend wrote, or break its connections, with the driver",
   'test/cli/config-errors.test.ts': 'checks that a refused PostgreSQL schema was not created, which no store call can',
   'bench/': 'benchmarks seed databases and time the driver beside the store',
+  'src/relay/': "the relay reads the CRM's own outbox table in the CRM's PostgreSQL, not the service's store",
+  'test/relay/': 'relay tests play the CRM: they create its outbox table and hold its transactions open',
 };
 
 /** Files or folders besides the opener that import a backend folder, and why. */
