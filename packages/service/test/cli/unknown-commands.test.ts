@@ -49,12 +49,12 @@ async function parse(args: string[]): Promise<Outcome> {
 describe('crm-export: an unknown command or option', () => {
   it('is an error with exit code 1 and a suggestion, even with --help, -h, -V or the help command', async () => {
     const unknownCommand: [string[], string | undefined][] = [
-      [['relay'], undefined],
-      [['relay', '--help'], undefined],
-      [['relay', '-h'], undefined],
-      [['relay', '-V'], undefined],
-      [['relay', '--version'], undefined],
-      [['help', 'relay'], undefined],
+      [['forward'], undefined],
+      [['forward', '--help'], undefined],
+      [['forward', '-h'], undefined],
+      [['forward', '-V'], undefined],
+      [['forward', '--version'], undefined],
+      [['help', 'forward'], undefined],
       [['serv', '--help'], 'serve'],
       [['admin', 'foo'], undefined],
       [['admin', 'foo', '--help'], undefined],
@@ -123,10 +123,10 @@ describe('crm-export: an unknown command or option', () => {
     expect(outcome.stderr).not.toMatch(/[^\P{Cc}\n]/u);
   });
 
-  it('the installed command exits 1 for crm-export relay --help', { timeout: 30_000 }, async () => {
-    const result = await runCli(['relay', '--help']);
+  it('the installed command exits 1 for crm-export forward --help', { timeout: 30_000 }, async () => {
+    const result = await runCli(['forward', '--help']);
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
-    expect(result.stderr).toContain("error: unknown command 'relay'");
+    expect(result.stderr).toContain("error: unknown command 'forward'");
   });
 });
