@@ -32,4 +32,3 @@ export function buildProgram(): Command {
   registerSyncCommands(program);
   return program;
 }
-
