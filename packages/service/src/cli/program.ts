@@ -7,6 +7,7 @@ import { registerFeedCommands } from './feed-commands.js';
 import { registerIngestCommand } from './ingest-command.js';
 import { registerMigrateCommand } from './migrate-command.js';
 import { openDb } from './options.js';
+import { registerRelayCommand } from './relay-command.js';
 import { rootProgram } from './root-program.js';
 import { registerServeCommand } from './serve-command.js';
 import { registerStartCommand } from './start-command.js';
@@ -25,6 +26,7 @@ export function buildProgram(): Command {
   registerDemoCommand(program);
   registerIngestCommand(program);
   registerMigrateCommand(program);
+  registerRelayCommand(program);
   registerAdminCommands(program, openDb);
   registerFeedCommands(program, openDb);
   registerBackupCommands(program, openDb);
