@@ -122,6 +122,30 @@ export const LIMITS_SCHEMA = Type.Object(
       1000,
       '`serve --workers`: workers dying in a row before they listen, after which the primary stops and exits 1',
     ),
+    requestLogRetentionMs: limit(
+      7 * DAY,
+      60_000,
+      90 * DAY,
+      'how long the request log and the usage counts are kept (7 days; [`request-log.md`](request-log.md))',
+    ),
+    requestLogRowsPerIntegration: limit(
+      100_000,
+      100,
+      100_000_000,
+      'request log rows kept per integration; retention drops the oldest beyond it',
+    ),
+    requestLogQueue: limit(
+      10_000,
+      100,
+      1_000_000,
+      'answered requests a process holds for the request log between two flushes; beyond it an entry is dropped and counted',
+    ),
+    requestLogFlushMs: limit(
+      1_000,
+      100,
+      60_000,
+      'how often a process writes its request log, usage counts and last uses (one short transaction)',
+    ),
   },
   { additionalProperties: false },
 );

@@ -22,6 +22,7 @@ import {
 import { RELEASE } from './service-names.js';
 import { readSetting } from './settings/read-setting.js';
 import type { Store } from './store/store.js';
+import { UsageRecorder } from './usage/recorder.js';
 
 export interface ServerOptions {
   store: Store;
@@ -44,6 +45,8 @@ export interface ServerOptions {
   trustProxy?: TrustProxy;
   /** Runs capture and retention in this process (default true; with `--workers`, only the first worker). */
   feedJobs?: boolean;
+  /** Records last use, usage counts and the request log (docs/request-log.md); default: `REQUEST_LOG`, else on. */
+  requestLog?: boolean;
   /** Counts requests and more; a worker of `serve --workers` gets one so the primary can sum them. */
   metrics?: Metrics;
   /**
@@ -71,6 +74,8 @@ export interface RunningServer {
   shutdown(): void;
   /** The operator listener's address, when `ops` was given. */
   opsOrigin?: string;
+  /** This process's recorder of last use, usage and the request log; absent when recording is off. */
+  usage?: UsageRecorder;
 }
 
 /** Time closing Redis and the store may take after the grace period before the process exits 1 anyway. */
@@ -117,9 +122,21 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   });
   const redisState = (): RedisState => (redis === null ? 'off' : access.redisUp ? 'up' : 'away');
   metrics?.watch({ redisState, store: options.store, now: () => clock.now() });
+  // Last use, usage counts and the request log, written every `requestLogFlushMs` (docs/request-log.md).
+  const usage =
+    (options.requestLog ?? readSetting('requestLog') === 'on')
+      ? new UsageRecorder({
+          store: options.store,
+          clock,
+          limits,
+          onError: (error) =>
+            logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'request log not written'),
+        }).start()
+      : undefined;
   const app = await buildApp({
     store: options.store,
     access,
+    ...(usage ? { usage } : {}),
     clock,
     limits,
     logger,
@@ -186,6 +203,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       } finally {
         clearTimeout(cut);
       }
+      // After the API closed: what it recorded last is written before the store closes.
+      await usage?.stop();
       access.close();
       redis?.disconnect();
       await options.store.close();
@@ -221,7 +240,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     };
   }
 
-  return { origin, port, close, shutdown: () => shutdown(), ...(ops ? { opsOrigin: ops.origin } : {}) };
+  return { origin, port, close, shutdown: () => shutdown(),
+    ...(usage ? { usage } : {}), ...(ops ? { opsOrigin: ops.origin } : {}) };
 }
 
 /** Events close-with-grace would also take over; the service handles only SIGINT and SIGTERM. */

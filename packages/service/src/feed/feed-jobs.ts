@@ -8,7 +8,10 @@ import { runCommand } from '../write/commands/commands.js';
 // Both are safe to run from several processes at once (capture checks `capturedAt` inside its last
 // transaction; trimming deletes by age), so every server process may run them.
 
-export type RetentionLimits = Pick<Limits, 'removalRetentionMs' | 'supersededRetentionMs'>;
+export type RetentionLimits = Pick<
+  Limits,
+  'removalRetentionMs' | 'supersededRetentionMs' | 'requestLogRetentionMs' | 'requestLogRowsPerIntegration'
+>;
 
 /**
  * Retention once: drops removals older than 45 days and entries superseded for a day, in bounded batches
@@ -25,6 +28,25 @@ export async function trimFeedOnce(
     ...options,
     removalsBefore: now - limits.removalRetentionMs,
     supersededBefore: now - limits.supersededRetentionMs,
+  });
+}
+
+/**
+ * Retention of the request log and the usage counts (docs/request-log.md): rows older than
+ * `requestLogRetentionMs`, then each integration's oldest rows beyond `requestLogRowsPerIntegration`. Rows dropped.
+ */
+export async function trimUsageOnce(
+  store: Store,
+  clock: Clock,
+  limits: RetentionLimits,
+  options: { signal?: AbortSignal } = {},
+): Promise<number> {
+  const before = clock.now() - limits.requestLogRetentionMs;
+  return runCommand(store, 'usage.trim', {
+    logBefore: before,
+    countsBefore: before,
+    rowsPerIntegration: limits.requestLogRowsPerIntegration,
+    ...(options.signal ? { signal: options.signal } : {}),
   });
 }
 
@@ -62,7 +84,11 @@ export function startFeedJobs(options: FeedJobsOptions): () => Promise<void> {
     running.add(p);
   };
   const capture = () => run('capture', () => capturePending(store, clock));
-  const retention = () => run('retention', () => trimFeedOnce(store, clock, limits, { signal: stopping.signal }));
+  const retention = () =>
+    run('retention', async () => {
+      await trimFeedOnce(store, clock, limits, { signal: stopping.signal });
+      await trimUsageOnce(store, clock, limits, { signal: stopping.signal });
+    });
 
   const captureTimer = setInterval(capture, options.captureEveryMs ?? 3_000);
   const trimTimer = setInterval(retention, options.trimEveryMs ?? 10 * 60_000);

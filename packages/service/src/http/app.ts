@@ -13,6 +13,7 @@ import { instrumentAccess } from '../metrics/instrument-access.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { RELEASE } from '../service-names.js';
 import type { Store } from '../store/store.js';
+import type { UsageRecorder } from '../usage/recorder.js';
 import { accessHook } from './access-hook.js';
 import { chargeHook, settleHook } from './charge.js';
 import { plainClientError } from './client-errors.js';
@@ -29,6 +30,7 @@ import { decorateRequestFields } from './request-fields.js';
 import { outcomeOf, requestLogger } from './request-log.js';
 import { teamGate } from './team-gate.js';
 import { fastifyTrustProxy, type TrustProxy } from './trust-proxy.js';
+import { usageHook } from './usage-hook.js';
 
 export interface BuildAppOptions {
   store: Store;
@@ -52,6 +54,8 @@ export interface BuildAppOptions {
    * `type` and `doc_url` are `<docsUrl>/errors#<code>`. Unset, they name the code under ERROR_TYPE_TAG.
    */
   docsUrl?: string;
+  /** Records last use, usage counts and the request log of every answered request (docs/request-log.md). */
+  usage?: UsageRecorder;
 }
 
 /** The API as a Fastify instance, not listening. The cursor secret is loaded on `ready()`. */
@@ -143,6 +147,7 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
   app.addHook('preHandler', chargeHook(access));
   app.addHook('onSend', settleHook);
   if (options.logger) app.addHook('onResponse', requestLogger(options.logger, options.trustProxy));
+  if (options.usage) app.addHook('onResponse', usageHook(options.usage, clock));
   if (metrics) {
     app.addHook('onResponse', (request, reply, done) => {
       metrics.request(request.method, outcomeOf(request, reply), request.refusal);

@@ -157,6 +157,12 @@ export const SETTINGS = {
     help: 'pino level of the JSON logs on standard error',
     usedBy: '`serve`, `start`',
   },
+  requestLog: {
+    env: 'REQUEST_LOG',
+    schema: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'on' }),
+    help: 'record last use, usage counts and the request log of each integration ([`request-log.md`](request-log.md)); off records none of them',
+    usedBy: '`serve`, `start`',
+  },
   pepper: {
     env: 'CRM_EXPORT_PEPPER',
     schema: Type.String({ minLength: 1 }),

@@ -8,6 +8,16 @@ import type {
 } from './intake-types.js';
 import type { TrimOptions } from './trim-options.js';
 import type {
+  LastUse,
+  LastUseKind,
+  RequestLogQuery,
+  StoredRequestLogRow,
+  UsageBatch,
+  UsageCount,
+  UsageCountQuery,
+  UsageTrim,
+} from './usage-types.js';
+import type {
   AuditEntry,
   AuditQuery,
   Entity,
@@ -43,6 +53,17 @@ export type {
   QuarantineSummary,
 } from './intake-types.js';
 export { ANY_AGE, TRIM_BATCH_ROWS, type TrimBatch, type TrimOptions } from './trim-options.js';
+export type {
+  LastUse,
+  LastUseKind,
+  RequestLogQuery,
+  RequestLogRow,
+  StoredRequestLogRow,
+  UsageBatch,
+  UsageCount,
+  UsageCountQuery,
+  UsageTrim,
+} from './usage-types.js';
 export {
   type AuditEntry,
   type AuditQuery,
@@ -168,6 +189,16 @@ export interface Store {
   appendAudit(entry: AuditEntry): Promise<void>;
   /** The newest `query.limit` audit entries matching the filters, oldest first. */
   listAudit(query: AuditQuery): Promise<AuditEntry[]>;
+  /** Writes one flush of a process's request log, usage counts and last uses (usage-types.ts). */
+  appendUsage(batch: UsageBatch): Promise<void>;
+  /** Retention of the request log (by age, then rows per integration) and of usage counts; rows dropped. */
+  trimUsage(trim: UsageTrim): Promise<number>;
+  /** A page of the request log matching the filters, newest first. */
+  requestLog(query: RequestLogQuery): Promise<StoredRequestLogRow[]>;
+  /** Usage counts since an hour, by hour. */
+  usageCounts(query: UsageCountQuery): Promise<UsageCount[]>;
+  /** The last uses of these ids of one kind (ids never used are left out). */
+  lastUses(kind: LastUseKind, ids: readonly string[]): Promise<LastUse[]>;
   /** Every intake source, by name. */
   intakeSources(): Promise<IntakeSourceRow[]>;
   /** Quarantined events matching the filter, by source then seq. */

@@ -158,7 +158,7 @@ const SERVICE_LAYERS: readonly (readonly string[])[] = [
   ['server.ts'],
   ['operator-listener.ts'],
   ['http'],
-  ['metrics', 'feed'],
+  ['metrics', 'feed', 'usage'],
   ['cursor-codec.ts', 'list-envelope.ts'],
   ['access'],
   ['settings'],

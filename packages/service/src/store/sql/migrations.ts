@@ -160,12 +160,53 @@ const v6: Up = async (db, d) => {
   await sql`CREATE INDEX intake_quarantine_lane ON intake_quarantine (lane, source, seq)`.execute(db);
 };
 
+// The request log, usage counts and last uses (docs/request-log.md): written in batches by each API
+// process, trimmed by retention. `request_log` is read newest first per integration; `usage_counts` adds up
+// every process's requests and items per integration, hour, route and reason ('' for a success);
+// `last_use` keeps the newest use of each key, integration and operator token.
+const v8: Up = async (db, d) => {
+  const t = (name: 'serialKey' | 'text' | 'integer' | 'bigint') => sql.raw(d[name]);
+  await sql`CREATE TABLE request_log (
+      seq ${t('serialKey')},
+      at ${t('bigint')} NOT NULL,
+      integration ${t('text')} NOT NULL,
+      request_id ${t('text')} NOT NULL,
+      method ${t('text')} NOT NULL,
+      route ${t('text')} NOT NULL,
+      status ${t('integer')} NOT NULL,
+      code ${t('text')},
+      items ${t('integer')} NOT NULL,
+      address ${t('text')} NOT NULL
+    )`.execute(db);
+  await sql`CREATE INDEX request_log_integration ON request_log (integration, seq)`.execute(db);
+  await sql`CREATE INDEX request_log_at ON request_log (at)`.execute(db);
+  await sql`CREATE TABLE usage_counts (
+      integration ${t('text')} NOT NULL,
+      hour ${t('bigint')} NOT NULL,
+      route ${t('text')} NOT NULL,
+      reason ${t('text')} NOT NULL,
+      requests ${t('bigint')} NOT NULL,
+      items ${t('bigint')} NOT NULL,
+      last_at ${t('bigint')} NOT NULL,
+      PRIMARY KEY (integration, hour, route, reason)
+    )`.execute(db);
+  await sql`CREATE INDEX usage_counts_hour ON usage_counts (hour)`.execute(db);
+  await sql`CREATE TABLE last_use (
+      kind ${t('text')} NOT NULL,
+      id ${t('text')} NOT NULL,
+      at ${t('bigint')} NOT NULL,
+      address ${t('text')} NOT NULL,
+      PRIMARY KEY (kind, id)
+    )`.execute(db);
+};
+
 const STEPS: Record<string, Up> = {
   '0001_initial': v1,
   '0002_feed_removals': v2,
   '0003_audit': v3,
   '0004_compact_storage': v4,
   '0005_activities_without_entities': v5,
+  '0008_request_log': v8,
   '0006_intake': v6,
 };
 

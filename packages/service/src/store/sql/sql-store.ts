@@ -18,6 +18,16 @@ import type {
   SearchQuery,
   StoredRecord,
 } from '../types.js';
+import type {
+  LastUse,
+  LastUseKind,
+  RequestLogQuery,
+  StoredRequestLogRow,
+  UsageBatch,
+  UsageCount,
+  UsageCountQuery,
+  UsageTrim,
+} from '../usage-types.js';
 import type { Backend, Dialect } from './dialect.js';
 import {
   type IntakeStatements,
@@ -37,6 +47,8 @@ import {
   statementsFor,
 } from './statements.js';
 import { type RunBatch, trimInBatches } from './trim.js';
+import * as usage from './usage-store.js';
+import { type UsageStatements, usageStatements } from './usage-statements.js';
 
 /**
  * The reads of `Store` outside a transaction, the same on every backend: one shared statement each
@@ -46,6 +58,8 @@ import { type RunBatch, trimInBatches } from './trim.js';
 export abstract class SqlStore {
   readonly backend: Backend;
   protected readonly sql: Statements;
+  /** The request log's, usage counts' and last uses' statements (usage-statements.ts). */
+  protected readonly usageSql: UsageStatements;
   protected readonly intakeSql: IntakeStatements;
   /** Every migration of this backend, by name. */
   protected readonly migrations: Record<string, Migration>;
@@ -53,6 +67,7 @@ export abstract class SqlStore {
   constructor(dialect: Dialect) {
     this.backend = dialect.backend;
     this.sql = statementsFor(dialect);
+    this.usageSql = usageStatements(dialect);
     this.intakeSql = intakeStatementsFor(dialect);
     this.migrations = MIGRATIONS[dialect.backend];
   }
@@ -171,6 +186,27 @@ export abstract class SqlStore {
   async listAudit(query: AuditQuery): Promise<AuditEntry[]> {
     const { text, values } = this.sql.listAudit(query);
     return (await this.all(text, values)).reverse().map(rows.toAuditEntry);
+  }
+
+  /** A flush of the recorder: each table one statement, in one short transaction on SQLite (usage-store.ts). */
+  async appendUsage(batch: UsageBatch): Promise<void> {
+    await usage.appendUsage(this.usageSql, this.trimBatch, batch);
+  }
+
+  async trimUsage(trim: UsageTrim): Promise<number> {
+    return usage.trimUsage(this.usageSql, (text, values) => this.all(text, values), this.trimBatch, trim);
+  }
+
+  async requestLog(query: RequestLogQuery): Promise<StoredRequestLogRow[]> {
+    return usage.requestLog(this.usageSql, (text, values) => this.all(text, values), query);
+  }
+
+  async usageCounts(query: UsageCountQuery): Promise<UsageCount[]> {
+    return usage.usageCounts(this.usageSql, (text, values) => this.all(text, values), query);
+  }
+
+  async lastUses(kind: LastUseKind, ids: readonly string[]): Promise<LastUse[]> {
+    return usage.lastUses(this.usageSql, (text, values) => this.all(text, values), kind, ids);
   }
 
   async ping(): Promise<void> {

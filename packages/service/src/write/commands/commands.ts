@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { base62 } from '../../ids.js';
-import type { AuditEntry, Store, TrimOptions, WriteTx } from '../../store/store.js';
+import type { AuditEntry, Store, TrimOptions, UsageBatch, UsageTrim, WriteTx } from '../../store/store.js';
 import {
   changeAllowlist,
   changeTeam,
@@ -71,6 +71,9 @@ export const COMMANDS = {
   'feed.trim': own((store, input: RetentionTrim) =>
     store.trimFeed(input.removalsBefore, input.supersededBefore, input),
   ),
+  // The request log, usage counts and last uses: a process's flush (usage/recorder.ts), and their retention.
+  'usage.append': own((store, batch: UsageBatch) => store.appendUsage(batch)),
+  'usage.trim': own((store, trim: UsageTrim) => store.trimUsage(trim)),
 };
 
 /**
