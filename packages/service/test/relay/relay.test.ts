@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { IntakeClient } from '../../src/relay/intake-client.js';
 import { Outbox } from '../../src/relay/outbox.js';
 import { backoffMs, runRelay } from '../../src/relay/relay.js';
-import { RelayMetrics } from '../../src/relay/relay-metrics.js';
+import { listenMetrics, RelayMetrics } from '../../src/relay/relay-metrics.js';
 import { REPO_ROOT, runCli } from '../cli/cli.js';
 import { type CrmOutbox, makeCrmOutbox } from './crm-outbox.js';
 import { type FakeIntake, startFakeIntake } from './fake-intake.js';
@@ -108,6 +108,49 @@ describe.skipIf(!PG_URL)(
         expect(intake.applied()).toEqual(after);
       } finally {
         await relay.stop();
+      }
+    });
+
+    it('exposes its lag (rows and seconds behind) and its position as Prometheus metrics', async () => {
+      const held = await crm.open(event(1));
+      await crm.insert(event(2), event(3));
+      const metrics = new RelayMetrics();
+      const listener = await listenMetrics(metrics, '127.0.0.1', 0);
+      const outbox = new Outbox(crm.url, crm.table);
+      const stop = new AbortController();
+      const done = runRelay({
+        outbox,
+        intake: new IntakeClient({ url: intake.origin, token: intake.token }),
+        source: 'crm-main',
+        batch: 100,
+        pollIntervalMs: 20,
+        maxBackoffMs: 2000,
+        once: false,
+        logger: pino({ level: 'silent' }),
+        metrics,
+        signal: stop.signal,
+      }).finally(() => outbox.close());
+      const scrape = async () => (await fetch(`${listener.origin}/metrics`)).text();
+      const value = (text: string, name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1]);
+      try {
+        await new Promise((resolve) => setTimeout(resolve, 1500));
+        const behind = await scrape();
+        expect(value(behind, 'crm_export_relay_lag_rows')).toBe(2);
+        expect(value(behind, 'crm_export_relay_lag_seconds')).toBeGreaterThan(0);
+        expect(value(behind, 'crm_export_relay_position')).toBe(0);
+        await held.commit();
+        await until(() => intake.applied().length === 3);
+        await new Promise((resolve) => setTimeout(resolve, 1500));
+        const caughtUp = await scrape();
+        expect(value(caughtUp, 'crm_export_relay_lag_rows')).toBe(0);
+        expect(value(caughtUp, 'crm_export_relay_lag_seconds')).toBe(0);
+        expect(value(caughtUp, 'crm_export_relay_position')).toBe(intake.applied()[2]);
+        expect(caughtUp).toMatch(/^crm_export_relay_events_total\{outcome="applied"\} 3$/m);
+        expect((await fetch(`${listener.origin}/livez`)).status).toBe(200);
+      } finally {
+        stop.abort();
+        await done;
+        await listener.close();
       }
     });
 
