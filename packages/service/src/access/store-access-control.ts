@@ -258,6 +258,22 @@ export class StoreAccessControl implements AccessControl {
     return { shared: this.counters.kind === 'redis', ...(await this.rates.usage(integrationId)), keys: keysReport };
   }
 
+  /** The API keys' lockouts as the management plane reads and ends them (manage/). */
+  get keyLockouts(): {
+    shared: boolean;
+    keyStatus(keyId: string): Promise<{ failures: number; lockedUntil: string | null }>;
+    unlockKey(keyId: string): Promise<void>;
+    unlockAddress(ip: string): Promise<void>;
+  } {
+    const { lockout } = this;
+    return {
+      shared: this.counters.kind === 'redis',
+      keyStatus: (keyId) => lockout.keyStatus(keyId),
+      unlockKey: (keyId) => lockout.unlockKey(keyId),
+      unlockAddress: (ip) => lockout.unlockAddress(ip),
+    };
+  }
+
   /** A refusal of `authenticate`: the deferred locks answer first; `count` failures toward the lockout. */
   private async refuse(request: Refused, error: ApiError, count?: { ip: string; keyId?: string }): Promise<never> {
     await this.locks.check(request.deferred, request.budget);

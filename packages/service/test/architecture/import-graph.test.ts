@@ -157,6 +157,7 @@ const SERVICE_LAYERS: readonly (readonly string[])[] = [
   ['relay'],
   ['server.ts'],
   ['operator-listener.ts'],
+  ['manage'],
   ['http'],
   ['metrics', 'feed', 'usage'],
   ['cursor-codec.ts', 'list-envelope.ts'],
