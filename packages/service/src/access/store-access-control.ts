@@ -246,6 +246,11 @@ export class StoreAccessControl implements AccessControl {
     return this.counters.redisUp;
   }
 
+  /** True while the locks on Redis are mirrored in this process, so a charge checks them without Redis. */
+  get locksMirrored(): boolean {
+    return this.counters.locksMirrored;
+  }
+
   /** Stops the Redis probe; call before closing the Redis client. */
   close(): void {
     this.counters.close();
