@@ -16,6 +16,7 @@ import {
 import { ORGANIZATION_PLANS, TEAM_STATES, type TeamStateValue } from '../schemas/enums.js';
 import type { OrganizationSummary } from '../write/commands/access-commands.js';
 import { registerAuditCommands } from './admin-audit.js';
+import { registerIntakeCommands } from './admin-intake.js';
 import { registerIntegrationCommands } from './admin-integrations.js';
 import { type CommonOptions, common, type OpenStore, parseFlag, runAction, table } from './admin-run.js';
 import { registerSandboxCommands } from './admin-sandbox.js';
@@ -122,6 +123,7 @@ export function registerAdminCommands(program: Command, open: OpenStore): void {
   );
 
   registerIntegrationCommands(admin, open);
+  registerIntakeCommands(admin, open);
   registerSwitchCommands(admin, open);
   registerAuditCommands(admin, open);
   registerSandboxCommands(admin, open);
