@@ -10,7 +10,7 @@ import {
 } from '../../../src/write/intake/apply-intake.js';
 import { INTAKE_ID_RETENTION_MS } from '../../../src/write/intake/intake-defaults.js';
 import { describeEachBackend } from '../../support/backends.js';
-import { newLead, T0, type World, world } from '../events/fixture.js';
+import { newLead, T0, TEAM, type World, world } from '../events/fixture.js';
 
 // The intake's transactional apply (write/intake/apply-intake.ts): a source's batches in seq order,
 // duplicates by seq and by id, id conflicts, gaps, and the quarantine with its ordering lanes.
@@ -156,6 +156,39 @@ describeEachBackend('intake batches', (makeStore) => {
     expect(await name('lead_1')).toBe('Bea');
     const versions = (await w.feedOf('lead', 'lead_1')).map((f) => f.version);
     expect(versions).toEqual([1, 2, 3]);
+  });
+
+  it('a refusal after an event that wrote part of the batch early runs the batch again without it, applying each other event once', async () => {
+    await open();
+    await w.apply(newLead('lead_1'), newLead('lead_2'), {
+      type: 'call.recorded',
+      at: T0,
+      team: TEAM,
+      call: 'call_1',
+      lead: 'lead_1',
+      line: 'pbx',
+    } as CrmEvent);
+    // Moving a call to another lead, then reading a lead's calls, writes the pending entities before the
+    // refusal: the transaction is rolled back and run again (isolated-apply.ts).
+    let transactions = 0;
+    const write = w.store.write.bind(w.store);
+    w.store.write = (fn) => {
+      transactions += 1;
+      return write(fn);
+    };
+    const result = await post({
+      source: 'crm',
+      events: seqd(1, [
+        { type: 'call.updated', at: T0, call: 'call_1', lead: 'lead_2' } as CrmEvent,
+        renamed('lead_9', 'Ghost'),
+        renamed('lead_1', 'Ada'),
+      ]),
+    });
+    expect(result.ok && result.results.map((r) => r.outcome)).toEqual(['applied', 'quarantined', 'applied']);
+    expect(transactions).toBe(2);
+    expect(await name('lead_1')).toBe('Ada');
+    expect((await w.feedOf('lead', 'lead_1')).map((f) => f.version)).toEqual([1, 2]);
+    expect((await w.feedOf('call', 'call_1')).map((f) => f.version)).toEqual([1, 2]);
   });
 
   it('two sources keep their own positions; a new source starts after 0 unless the batch says what it follows', async () => {
