@@ -1,4 +1,3 @@
-import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import type { CursorScope } from '../../cursor-codec.js';
 import { ApiError } from '../../errors/catalogue.js';
 import { listBytes, listJson } from '../../list-envelope.js';
@@ -9,6 +8,7 @@ import { type Endpoint, endpoint } from '../endpoint.js';
 import { readPage, recordById } from '../listing.js';
 import { listOf } from '../openapi.js';
 import { pagedList, singleFilter } from './paged-list.js';
+import { parsePhoneNumberFromString } from '../../write/events/phone.js';
 
 const LEAD_FILTERS = ['board', 'stage', 'status'] as const;
 
