@@ -8,7 +8,9 @@ let library: typeof import('libphonenumber-js') | undefined;
  * libphonenumber-js's parser. The library and its metadata (about 120 modules) load on the first number
  * parsed, not when a server starts (synchronously, as the write side's projections are).
  */
-export function parsePhoneNumberFromString(raw: string): ReturnType<typeof import('libphonenumber-js').parsePhoneNumberFromString> {
+export function parsePhoneNumberFromString(
+  raw: string,
+): ReturnType<typeof import('libphonenumber-js').parsePhoneNumberFromString> {
   library ??= require('libphonenumber-js') as typeof import('libphonenumber-js');
   return library.parsePhoneNumberFromString(raw);
 }
