@@ -154,6 +154,18 @@ describe.skipIf(!PG_URL)(
       }
     });
 
+    it("stops with an error when the outbox's ids are behind the service's last seq (a restored CRM database)", async () => {
+      await crm.insert(event(1), event(2));
+      intake.setLast('crm-main', 50);
+      const result = await runCli(
+        ['relay', '--outbox-url', crm.url, '--outbox-table', crm.table, '--intake-url', intake.origin],
+        { env: { CRM_EXPORT_INTAKE_TOKEN: intake.token } },
+      );
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain("the outbox's ids are behind the service's last_seq");
+      expect(intake.posts).toEqual([]);
+    });
+
     it('refuses a table whose id default takes the id before the transaction has an id (a row could be skipped)', async () => {
       const plain = await makeCrmOutbox(PG_URL as string, {
         definition: (table) =>
