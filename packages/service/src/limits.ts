@@ -146,6 +146,19 @@ export const LIMITS_SCHEMA = Type.Object(
       60_000,
       'how often a process writes its request log, usage counts and last uses (one short transaction)',
     ),
+    intakeMaxBodyBytes: limit(
+      4 * 1024 * 1024,
+      1024,
+      64 * 1024 * 1024,
+      'largest body of an intake batch on the internal listener, bytes (`413 body_too_large`)',
+    ),
+    intakeMaxEvents: limit(1000, 1, 100_000, 'most events in one intake batch (`413 too_many_events`)'),
+    intakeMaxEventBytes: limit(
+      64 * 1024,
+      256,
+      16 * 1024 * 1024,
+      'largest event of an intake batch, bytes of its JSON text (`413 event_too_large`); at most `intakeMaxBodyBytes`',
+    ),
   },
   { additionalProperties: false },
 );
@@ -160,4 +173,5 @@ export const LIMIT_ORDER: readonly (readonly [keyof Limits, keyof Limits, string
   ['cursorLifetimeMs', 'removalRetentionMs', 'a valid cursor must never miss a removal'],
   ['headersTimeoutMs', 'requestTimeoutMs', 'the head is part of the request'],
   ['workerRestartMs', 'workerRestartMaxMs', 'the first delay cannot exceed the longest'],
+  ['intakeMaxEventBytes', 'intakeMaxBodyBytes', 'an event is part of the body'],
 ];

@@ -3,13 +3,18 @@ import closeWithGrace from 'close-with-grace';
 import { Redis } from 'ioredis';
 import { type DestinationStream, type Logger, pino } from 'pino';
 import { redisClientOptions } from './access/limits/redis-health.js';
+import { OperatorTokenAuth } from './access/operator-tokens.js';
 import { StoreAccessControl } from './access/store-access-control.js';
 import { type Clock, systemClock } from './clock.js';
 import { startFeedJobs } from './feed/feed-jobs.js';
 import { buildApp } from './http/app.js';
+import type { InternalSurface } from './http/internal-surface.js';
 import type { TrustProxy } from './http/trust-proxy.js';
+import { type InternalAddress, type InternalListener, startInternalListener } from './internal/internal-listener.js';
+import { internalSurfaces } from './internal/surfaces.js';
 import { DEFAULT_LIMITS, type Limits } from './limits.js';
-import type { Metrics, RedisState } from './metrics/metrics.js';
+import type { RedisState } from './metrics/metrics.js';
+import { Metrics } from './metrics/metrics.js';
 import {
   checkReadiness,
   listenerOrigin,
@@ -58,6 +63,11 @@ export interface ServerOptions {
    * bodies name each code under ERROR_TYPE_TAG and never link to the operator listener (internal).
    */
   docsUrl?: string;
+  /**
+   * The internal listener (intake, management API, console; docs/internal-listener.md); none unless set.
+   * Opened after the API. `surfaces` replaces the default list (internal/surfaces.ts), for tests.
+   */
+  internal?: InternalAddress & { surfaces?: readonly InternalSurface[] };
 }
 
 export interface RunningServer {
@@ -75,6 +85,8 @@ export interface RunningServer {
   opsOrigin?: string;
   /** This process's recorder of last use, usage and the request log; absent when recording is off. */
   usage?: UsageRecorder;
+  /** The internal listener's address, when `internal` was given. */
+  internalOrigin?: string;
 }
 
 /** Time closing Redis and the store may take after the grace period before the process exits 1 anyway. */
@@ -110,8 +122,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   // count in this process's memory, reported once when it goes and once when it comes back (docs/limits.md).
   const redis = options.redisUrl ? new Redis(options.redisUrl, redisClientOptions(limits.redisBudgetMs)) : null;
   if (redis) await redisReady(redis);
-  // prom-client (about 90 modules) is loaded only when something reads the counts.
-  const metrics = options.metrics ?? (options.ops ? new (await import('./metrics/metrics.js')).Metrics() : undefined);
+  const metrics = options.metrics ?? (options.ops ? new Metrics() : undefined);
   const access = new StoreAccessControl({
     store: options.store,
     clock,
@@ -146,6 +157,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     ...(options.docsUrl ? { docsUrl: options.docsUrl } : {}),
   });
   let ops: OperatorListener | undefined;
+  let internal: InternalListener | undefined;
   // Readiness also needs the API itself: not before it listens, and not once shutdown has begun, so a load
   // balancer neither sends the first requests early nor keeps sending during the grace period.
   let stopping = false;
@@ -168,6 +180,29 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       });
     }
     await app.listen({ host: options.host, port: options.port });
+    if (options.internal) {
+      const { surfaces, ...at } = options.internal;
+      const tokens = new OperatorTokenAuth({
+        store: options.store,
+        clock,
+        // Counted apart from API keys, on the same counters (Redis when shared), with the same limits.
+        lockout: access.lockoutFor('opauth', limits),
+        cacheMs: limits.keyCacheMs,
+        onLastUseError: (error) =>
+          logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'token last use not recorded'),
+      });
+      internal = await startInternalListener(at, {
+        store: options.store,
+        clock,
+        limits,
+        tokens,
+        surfaces: surfaces ?? internalSurfaces(),
+        logger,
+        metrics,
+        trustProxy: options.trustProxy,
+        docsUrl: options.docsUrl,
+      });
+    }
   } catch (error) {
     // A port in use must not leave a Redis connection or the operator listener holding the process open.
     await ops?.close();
@@ -191,6 +226,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const origin = listenerOrigin(options.host, port);
   logger.info({ host: options.host, port, backend: options.store.backend, redis: redis !== null }, 'listening');
   if (ops) logger.info({ host: options.ops?.host, port: ops.port }, 'operator listener');
+  if (internal) logger.info({ host: options.internal?.host, port: internal.port }, 'internal listener');
 
   let closing: Promise<void> | undefined;
   const close = () => {
@@ -199,7 +235,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       // Requests still running at the end of the grace period lose their connection; the rest closes normally.
       const cut = setTimeout(() => app.server.closeAllConnections(), limits.shutdownGraceMs);
       try {
-        await Promise.all([app.close(), stopJobs(), ops?.close()]);
+        await Promise.all([app.close(), stopJobs(), ops?.close(), internal?.close(limits.shutdownGraceMs)]);
       } finally {
         clearTimeout(cut);
       }
@@ -240,8 +276,15 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     };
   }
 
-  return { origin, port, close, shutdown: () => shutdown(),
-    ...(usage ? { usage } : {}), ...(ops ? { opsOrigin: ops.origin } : {}) };
+  return {
+    origin,
+    port,
+    close,
+    shutdown: () => shutdown(),
+    ...(usage ? { usage } : {}),
+    ...(ops ? { opsOrigin: ops.origin } : {}),
+    ...(internal ? { internalOrigin: internal.origin } : {}),
+  };
 }
 
 /** Events close-with-grace would also take over; the service handles only SIGINT and SIGTERM. */

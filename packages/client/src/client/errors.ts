@@ -89,6 +89,14 @@ export const CODE_CLASSES = {
   internal_error: ServerError,
   api_disabled: ServerError,
   service_unavailable: ServerError,
+  // The service's internal listener (intake and management), which a producer or a settings page calls.
+  invalid_token: AuthenticationError,
+  api_key_not_token: AuthenticationError,
+  sequence_gap: ConflictError,
+  body_too_large: InvalidRequestError,
+  too_many_events: InvalidRequestError,
+  event_too_large: InvalidRequestError,
+  write_side_busy: RateLimitError,
 } as const satisfies Record<string, ErrorClass>;
 export type KnownErrorCode = keyof typeof CODE_CLASSES;
 

@@ -241,14 +241,17 @@ export class StoreAccessControl implements AccessControl {
     };
   }
 
+  /**
+   * A failed-authentication lockout for another credential (operator tokens), on the same counters (memory
+   * or Redis) with the same limits, counted apart from the API keys' under `name`.
+   */
+  lockoutFor(name: string, limits: Limits): AuthLockout {
+    return new AuthLockout(this.counters, limits, this.clock, name);
+  }
+
   /** True while the limits are counted on Redis (false without Redis, or while it is away). */
   get redisUp(): boolean {
     return this.counters.redisUp;
-  }
-
-  /** True while the locks on Redis are mirrored in this process, so a charge checks them without Redis. */
-  get locksMirrored(): boolean {
-    return this.counters.locksMirrored;
   }
 
   /** Stops the Redis probe; call before closing the Redis client. */
@@ -261,22 +264,6 @@ export class StoreAccessControl implements AccessControl {
     const keysReport: UsageReport['keys'] = [];
     for (const id of keyIds) keysReport.push({ id, ...(await this.lockout.keyStatus(id)) });
     return { shared: this.counters.kind === 'redis', ...(await this.rates.usage(integrationId)), keys: keysReport };
-  }
-
-  /** The API keys' lockouts as the management plane reads and ends them (manage/). */
-  get keyLockouts(): {
-    shared: boolean;
-    keyStatus(keyId: string): Promise<{ failures: number; lockedUntil: string | null }>;
-    unlockKey(keyId: string): Promise<void>;
-    unlockAddress(ip: string): Promise<void>;
-  } {
-    const { lockout } = this;
-    return {
-      shared: this.counters.kind === 'redis',
-      keyStatus: (keyId) => lockout.keyStatus(keyId),
-      unlockKey: (keyId) => lockout.unlockKey(keyId),
-      unlockAddress: (ip) => lockout.unlockAddress(ip),
-    };
   }
 
   /** A refusal of `authenticate`: the deferred locks answer first; `count` failures toward the lockout. */

@@ -1,6 +1,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import { systemClock } from '../clock.js';
 import { parseTrustProxy, type TrustProxy } from '../http/trust-proxy.js';
+import type { InternalAddress } from '../internal/internal-listener.js';
 import type { Limits } from '../limits.js';
 import type { OperatorAddress } from '../operator-listener.js';
 import { ConfigError } from '../settings/config-error.js';
@@ -109,17 +110,50 @@ export function resolveOps(
   return undefined;
 }
 
+/**
+ * The internal listener (intake, management API, console): `--internal-port`, else `INTERNAL_PORT`; on
+ * `--internal-host`, else `INTERNAL_HOST`, else 127.0.0.1 (operator tokens change data: never public).
+ * Without a port: none for `serve`; with `apiPort` (what `start` passes), the API port plus two, or any free
+ * port when that one is in use, when the API takes any free port (0) or when it is above 65533.
+ */
+export function resolveInternal(
+  opts: { internalHost?: string; internalPort?: number },
+  env: NodeJS.ProcessEnv = process.env,
+  apiPort?: number,
+): InternalAddress | undefined {
+  const port = readSetting('internalPort', opts.internalPort, env) as number | undefined;
+  const host = () => readSetting('internalHost', opts.internalHost, env) as string;
+  if (port !== undefined) return { host: host(), port };
+  if (apiPort !== undefined) {
+    return { host: host(), port: apiPort === 0 || apiPort > 65533 ? 0 : apiPort + 2, orFreePort: true };
+  }
+  if (opts.internalHost !== undefined) {
+    throw new ConfigError('--internal-host needs --internal-port (or INTERNAL_PORT)');
+  }
+  return undefined;
+}
+
 /** Where and how `serve` and `start` listen, resolved before anything is opened so a bad setting fails first. */
 export function serverSettings(
-  opts: { host?: string; port?: number; trustProxy?: string; opsHost?: string; opsPort?: number; docsUrl?: string },
+  opts: {
+    host?: string;
+    port?: number;
+    trustProxy?: string;
+    opsHost?: string;
+    opsPort?: number;
+    docsUrl?: string;
+    internalHost?: string;
+    internalPort?: number;
+  },
   env: NodeJS.ProcessEnv = process.env,
-  /** `start` opens the operator listener by default (see resolveOps); `serve` only when configured. */
+  /** `start` opens the operator and internal listeners by default (resolveOps, resolveInternal); `serve` only when configured. */
   { opsByDefault = false } = {},
 ) {
   const trustProxy = resolveTrustProxy(opts.trustProxy, env);
   const redisUrl = readSetting('redisUrl', undefined, env);
   const port = resolvePort(opts.port, env);
   const ops = resolveOps(opts, env, opsByDefault ? port : undefined);
+  const internal = resolveInternal(opts, env, opsByDefault ? port : undefined);
   const docsUrl = resolveDocsUrl(opts.docsUrl, env);
   return {
     host: resolveHost(opts.host, env),
@@ -129,6 +163,7 @@ export function serverSettings(
     ...(redisUrl ? { redisUrl } : {}),
     ...(trustProxy ? { trustProxy } : {}),
     ...(ops ? { ops } : {}),
+    ...(internal ? { internal } : {}),
     ...(docsUrl ? { docsUrl } : {}),
   };
 }
@@ -142,6 +177,10 @@ export function resolveDocsUrl(flag: string | undefined, env: NodeJS.ProcessEnv 
   const url = flag === undefined ? readSetting('docsUrl', undefined, env) : parseSetting('docsUrl', flag, '--docs-url');
   return url === undefined ? undefined : url.replace(/\/+$/, '');
 }
+
+/** What `serve` and `start` print about the internal listener (before the line tests and scripts wait for). */
+export const internalLine = (origin: string): string =>
+  `internal listener: ${origin} (intake /intake/v1, management /manage/v1, console /console)\n`;
 
 /** What `serve` and `start` print about the operator listener (before the line tests and scripts wait for). */
 export const opsLine = (origin: string): string =>

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { settingOption } from '../settings/read-setting.js';
-import { openDb, opsLine, serverSettings } from './options.js';
+import { internalLine, openDb, opsLine, serverSettings } from './options.js';
 import {
   exitOnStartFailure,
   isFirstWorker,
@@ -19,6 +19,8 @@ interface ServeOptions {
   opsHost?: string;
   opsPort?: number;
   docsUrl?: string;
+  internalHost?: string;
+  internalPort?: number;
 }
 
 export function registerServeCommand(program: Command): void {
@@ -32,12 +34,15 @@ export function registerServeCommand(program: Command): void {
     .addOption(settingOption('workers'))
     .addOption(settingOption('opsPort'))
     .addOption(settingOption('opsHost'))
-    .addOption(settingOption('docsUrl'));
+    .addOption(settingOption('docsUrl'))
+    .addOption(settingOption('internalPort'))
+    .addOption(settingOption('internalHost'));
   command.action(async (opts: ServeOptions) => {
     const settings = serverSettings(opts);
     if ((opts.workers ?? 1) > 1 && !isWorker()) {
       const started = await runPrimary({ ...settings, workers: opts.workers as number, db: opts.db });
       if (started.opsOrigin) process.stdout.write(opsLine(started.opsOrigin));
+      if (started.internalOrigin) process.stdout.write(internalLine(started.internalOrigin));
       process.stdout.write(`crm-export is serving ${started.origin}/v1\nworkers: ${opts.workers}\n`);
       return;
     }
@@ -53,9 +58,10 @@ export function registerServeCommand(program: Command): void {
           feedJobs: !isWorker() || isFirstWorker(),
           ...(isWorker() ? (ops ? { metrics: await workerMetrics() } : {}) : ops ? { ops } : {}),
         });
-        if (isWorker()) reportListening(server.origin, server.shutdown);
+        if (isWorker()) reportListening(server.origin, server.shutdown, server.internalOrigin);
         else {
           if (server.opsOrigin) process.stdout.write(opsLine(server.opsOrigin));
+          if (server.internalOrigin) process.stdout.write(internalLine(server.internalOrigin));
           process.stdout.write(`crm-export is serving ${server.origin}/v1\n`);
         }
       } catch (error) {

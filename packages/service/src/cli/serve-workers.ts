@@ -34,16 +34,20 @@ export interface WorkersSettings {
   ops?: OperatorAddress | undefined;
   /** `--docs-url`: the reference the primary serves links there (each worker reads the flag itself). */
   docsUrl?: string | undefined;
+  /** The internal listener: every worker listens on it (the cluster shares the port); checked here first. */
+  internal?: { host: string; port: number } | undefined;
 }
 
 /** What the primary started. */
 export interface PrimaryStarted {
   origin: string;
   opsOrigin?: string;
+  /** Where the workers' internal listener answers, when configured. */
+  internalOrigin?: string;
 }
 
 /** What a worker tells the primary: where it listens, or why it could not start. */
-type WorkerMessage = { listening: string } | StartFailure;
+type WorkerMessage = { listening: string; internal?: string } | StartFailure;
 interface StartFailure {
   failed: string;
   /** The error's code when the worker could not listen (the same address for every worker). */
@@ -83,6 +87,7 @@ export async function runPrimary(settings: WorkersSettings): Promise<PrimaryStar
     throw new Error('--workers needs REDIS_URL: without it each process would keep its own limits and lockouts');
   }
   await checkListen(settings.host, settings.port);
+  if (settings.internal) await checkListen(settings.internal.host, settings.internal.port);
   // Migrate once here so workers start on the current schema instead of racing for the migration lock.
   const store = await openDb(settings.db, { create: true });
   // With an operator listener the primary keeps the store (for readiness) until it exits.
@@ -95,8 +100,8 @@ export async function runPrimary(settings: WorkersSettings): Promise<PrimaryStar
   let lastFailure = '';
   let stopping = false;
   let exitCode = 0;
-  let ready: (origin: string) => void = () => undefined;
-  const origin = new Promise<string>((resolve) => {
+  let ready: (listening: { origin: string; internal?: string | undefined }) => void = () => undefined;
+  const origin = new Promise<{ origin: string; internal?: string | undefined }>((resolve) => {
     ready = resolve;
   });
   const say = (line: string) => process.stderr.write(`crm-export: ${line}\n`);
@@ -136,7 +141,7 @@ export async function runPrimary(settings: WorkersSettings): Promise<PrimaryStar
         slot.listening = true;
         slot.startedAt = Date.now();
         failuresInARow = 0;
-        if (slots.every((s) => s.listening)) ready(message.listening);
+        if (slots.every((s) => s.listening)) ready({ origin: message.listening, internal: message.internal });
       } else if ('failed' in message) {
         failure = message;
       }
@@ -189,7 +194,12 @@ export async function runPrimary(settings: WorkersSettings): Promise<PrimaryStar
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   for (let i = 0; i < settings.workers; i++) fork(i);
-  return { origin: await origin, ...(opsOrigin ? { opsOrigin } : {}) };
+  const listening = await origin;
+  return {
+    origin: listening.origin,
+    ...(opsOrigin ? { opsOrigin } : {}),
+    ...(listening.internal ? { internalOrigin: listening.internal } : {}),
+  };
 }
 
 /**
@@ -280,11 +290,11 @@ export function isFirstWorker(): boolean {
  * drain as SIGTERM; a message rather than a signal, so a worker that also got the terminal's SIGINT or the
  * service manager's SIGTERM does not count the primary's request as a second signal).
  */
-export function reportListening(origin: string, shutdown: () => void): void {
+export function reportListening(origin: string, shutdown: () => void, internal?: string): void {
   process.on('message', (message: unknown) => {
     if ((message as typeof SHUTDOWN | undefined)?.shutdown === true) shutdown();
   });
-  send({ listening: origin }, () => undefined);
+  send({ listening: origin, ...(internal ? { internal } : {}) }, () => undefined);
 }
 
 /**

@@ -7,7 +7,7 @@ import { settingOption } from '../settings/read-setting.js';
 import type { Store } from '../store/store.js';
 import { runCommand } from '../write/commands/commands.js';
 import { START_META_KEY } from '../write/commands/meta-state.js';
-import { openDb, opsLine, serverSettings } from './options.js';
+import { internalLine, openDb, opsLine, serverSettings } from './options.js';
 import { printable, terminalText } from './terminal-text.js';
 
 /** The first start's demo: fixed, so every fresh clone starts with the same example data. */
@@ -59,6 +59,8 @@ export function registerStartCommand(program: Command): void {
     .addOption(settingOption('opsPort'))
     .addOption(settingOption('opsHost'))
     .addOption(settingOption('docsUrl'))
+    .addOption(settingOption('internalPort'))
+    .addOption(settingOption('internalHost'))
     .addOption(settingOption('startLeads'));
   command.action(
     async (opts: {
@@ -70,6 +72,8 @@ export function registerStartCommand(program: Command): void {
       opsHost?: string;
       opsPort?: number;
       docsUrl?: string;
+      internalHost?: string;
+      internalPort?: number;
     }) => {
       // The operator listener serves the API reference: on by default for the local demo.
       const settings = serverSettings(opts, process.env, { opsByDefault: true });
@@ -86,6 +90,7 @@ export function registerStartCommand(program: Command): void {
         origin = server.origin;
         reference = `${server.opsOrigin as string}${DOCS_PATH}/`;
         process.stdout.write(opsLine(server.opsOrigin as string));
+        if (server.internalOrigin) process.stdout.write(internalLine(server.internalOrigin));
       } catch (error) {
         // The key exists only in this process now: print it even though the server did not start.
         if (first) process.stdout.write(`\nDemo key (shown once): ${first.key}\n`);

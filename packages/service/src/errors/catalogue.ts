@@ -39,6 +39,22 @@ export const ERROR_CATALOGUE = {
     title: 'A dependency of the service is unreachable.',
     retry: 'yes, exponential backoff',
   },
+  // The internal listener (intake, management API, console): operator tokens and intake batches.
+  invalid_token: {
+    status: 401,
+    title: 'The operator token is missing, malformed, unknown or revoked.',
+    retry: 'no',
+  },
+  api_key_not_token: { status: 401, title: 'An API key was sent where an operator token is needed.', retry: 'no' },
+  sequence_gap: {
+    status: 409,
+    title: 'The batch does not follow the last sequence number applied for its source.',
+    retry: 'yes, from last_seq',
+  },
+  body_too_large: { status: 413, title: 'The request body is over its size limit.', retry: 'no; send less' },
+  too_many_events: { status: 413, title: 'The batch holds more events than allowed.', retry: 'no; send less' },
+  event_too_large: { status: 413, title: 'An event is over its size limit.', retry: 'no' },
+  write_side_busy: { status: 429, title: 'The write side is behind; retry later.', retry: 'after Retry-After' },
 } as const satisfies Record<string, { status: number; title: string; retry: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;
@@ -66,6 +82,8 @@ export interface ApiErrorOptions {
   param?: string;
   /** Seconds for `Retry-After`: every 429; a 503 only when set (a database unavailable for now). */
   retryAfter?: number;
+  /** Extension members of the problem body (RFC 9457), e.g. `last_seq` of `sequence_gap`: ids and numbers only. */
+  members?: Record<string, string | number>;
 }
 
 /** A failure the API answers with a problem body. Thrown anywhere below the routes. */
@@ -73,6 +91,7 @@ export class ApiError extends Error {
   readonly status: number;
   readonly param: string | undefined;
   readonly retryAfter: number | undefined;
+  readonly members: Record<string, string | number> | undefined;
   constructor(
     readonly code: ErrorCode,
     options: ApiErrorOptions = {},
@@ -81,5 +100,6 @@ export class ApiError extends Error {
     this.status = ERROR_CATALOGUE[code].status;
     this.param = options.param;
     this.retryAfter = options.retryAfter;
+    this.members = options.members;
   }
 }

@@ -55,4 +55,25 @@ export const ERROR_DESCRIPTIONS: Record<string, readonly string[]> = {
   service_unavailable: [
     'A dependency of the service, such as the database, is unreachable or refuses work for now. Carries `Retry-After` in whole seconds: the shortest sensible wait, not a promise; keep backing off exponentially from there. `GET /v1/health` answers this code whenever the database does not answer its ping.',
   ],
+  invalid_token: [
+    'Only on the internal listener (intake, management API, console). Send `Authorization: Bearer cxo_...` with a token that `crm-export admin tokens create` printed and that is not revoked. Failures count toward the same kind of lockout as API keys: an address or token with too many failures gets `429 rate_limited` for a while.',
+  ],
+  api_key_not_token: [
+    'Only on the internal listener. The credential is an API key (`crmx_live_` or `crmx_test_`), which reads the export API and nothing else. Create an operator token with the scope you need (`crm-export admin tokens create`).',
+  ],
+  sequence_gap: [
+    "Only on `POST /intake/v1/batches`. The batch's `follows` (or its first `seq` minus one) is beyond what the service last applied for the source. Nothing was applied. The body carries `last_seq`: resend from the event after it.",
+  ],
+  body_too_large: [
+    'Only on the internal listener. The limit is `intakeMaxBodyBytes` for intake batches ([configuration.md](configuration.md)). Split the batch.',
+  ],
+  too_many_events: [
+    'Only on `POST /intake/v1/batches`; `param` is `events`. The limit is `intakeMaxEvents`. Split the batch.',
+  ],
+  event_too_large: [
+    "Only on `POST /intake/v1/batches`; `param` names the event, as `events[7]`. The limit is `intakeMaxEventBytes` (the event's JSON text). Nothing of the batch was applied; such an event cannot be sent as it is.",
+  ],
+  write_side_busy: [
+    'Only on `POST /intake/v1/batches`. The database is busy with other writes (a lock wait ran out, a locked SQLite file, no free connection in time). Nothing was applied. Wait `Retry-After` seconds, then resend the same batch.',
+  ],
 };

@@ -38,7 +38,9 @@ export class ProblemBodies {
   body(error: ApiError, requestId: string): string {
     const { head, tail } = this.heads[error.code];
     const param = error.param === undefined ? '' : `,"param":${JSON.stringify(error.param)}`;
-    return `${head},"request_id":"${requestId}"${param}${tail}`;
+    const extra = error.members === undefined ? '' : JSON.stringify(error.members).slice(1, -1);
+    const members = extra === '' ? '' : `,${extra}`;
+    return `${head},"request_id":"${requestId}"${param}${members}${tail}`;
   }
 }
 

@@ -1,4 +1,6 @@
 import type { DeferredLocks, Principal, RequestBudget, Reservation } from '../access/access-control.js';
+import type { OperatorPrincipal } from '../access/operator-tokens.js';
+import type { OperatorScope } from '../write/commands/operator-token-state.js';
 import type { App } from './context.js';
 import type { Endpoint } from './endpoint.js';
 import type { ProblemBodies } from './problem.js';
@@ -27,10 +29,21 @@ declare module 'fastify' {
     team: string | null;
     /** Set by `endpointOf` (route-endpoint.ts) on first read: the route's declaration, undefined when unmatched. */
     routeEndpoint: Endpoint | undefined | null;
+    /**
+     * Internal listener only: set by its auth hook (internal/operator-auth.ts) once the operator token is
+     * verified, or by a surface that signs in another way (a console session); null until then.
+     */
+    operator: OperatorPrincipal | null;
   }
   interface FastifyContextConfig {
     /** Set by `registerEndpoints` (pipeline.ts): the declaration the route was registered from. */
     endpoint?: Endpoint;
+    /**
+     * Internal listener only: the token scope the route needs, or `none` when the surface authenticates by
+     * itself (the console's sign-in). Every internal route declares one (internal/internal-app.ts refuses
+     * a route without).
+     */
+    operatorScope?: OperatorScope | 'none';
   }
   interface FastifyInstance {
     /** Set by `buildApp` (app.ts): this app's problem bodies (its docs URL). */
@@ -49,4 +62,5 @@ export function decorateRequestFields(app: App): void {
   app.decorateRequest('refusal', null);
   app.decorateRequest('team', null);
   app.decorateRequest('routeEndpoint', null);
+  app.decorateRequest('operator', null);
 }

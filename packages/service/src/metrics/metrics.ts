@@ -1,6 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { PoolUsage, Store } from '../store/store.js';
-import { registerIntakeMetrics } from './intake-metrics.js';
 
 // The process's Prometheus metrics (docs/operations.md, "Metrics"), served on the operator listener.
 // The request path only increments counters whose labels are bounded: route templates, methods, statuses,
@@ -38,8 +37,7 @@ export interface MetricSources {
   pageCache?: PageCacheReadings;
   /** What the feed's read-ahead pages came to (feed/feed-read-ahead.ts). */
   feedReadAhead?: { readonly used: number; readonly stale: number; readonly unused: number };
-  /** The intake's gauges (intake-metrics.ts) read its two members when the store has them. */
-  store?: Pick<Store, 'feedHeadTimes' | 'poolUsage'> & Partial<Pick<Store, 'intakeSources' | 'quarantineSummary'>>;
+  store?: Pick<Store, 'feedHeadTimes' | 'poolUsage'>;
   /** Milliseconds since the epoch (the server's clock). */
   now?: () => number;
 }
@@ -72,6 +70,7 @@ export class Metrics {
   private readonly limiter;
   private readonly redisAway;
   private readonly databaseErrors;
+  private readonly internalRequests;
   private sources: MetricSources = {};
   private readonly requestChildren = new Map<string, { inc(): void }>();
   private readonly limiterChildren = new Map<string, { inc(): void }>();
@@ -129,6 +128,12 @@ export class Metrics {
     this.databaseErrors = new Counter({
       name: `${PREFIX}database_errors_total`,
       help: 'Requests and readiness checks that failed because the database could not be reached.',
+      registers,
+    });
+    this.internalRequests = new Counter({
+      name: `${PREFIX}internal_requests_total`,
+      help: 'Requests the internal listener answered (intake, management API, console), by route template, status and error code.',
+      labelNames: ['route', 'status', 'code'] as const,
       registers,
     });
     const sources = () => this.sources;
@@ -214,11 +219,6 @@ export class Metrics {
         for (const head of heads) this.set({ team: head.team }, Math.max(0, (at - head.recordedAt) / 1000));
       },
     });
-    registerIntakeMetrics(
-      this.registry,
-      () => this.sources,
-      (p) => withinMs(p, SCRAPE_QUERY_MS),
-    );
   }
 
   /** Where the scrape-time gauges read from (set once the server has its store, cache and Redis). */
@@ -270,5 +270,11 @@ export class Metrics {
 
   databaseError(): void {
     this.databaseErrors.inc();
+  }
+
+  /** One finished request of the internal listener; its route templates and codes are bounded too. */
+  internalRequest(route: string, status: number, code: string | null): void {
+    this.internalRequests.inc({ route, status, code: code ?? '' });
+    if (code === 'service_unavailable') this.databaseErrors.inc();
   }
 }

@@ -102,6 +102,21 @@ export const SETTINGS = {
     help: 'address of the operator listener (metrics name routes and teams: keep it off the public network)',
     usedBy: '`serve` (with an operator port), `start`',
   },
+  internalPort: {
+    flag: '--internal-port <port>',
+    env: 'INTERNAL_PORT',
+    schema: int(0, 65535),
+    help: 'internal listener for intake (/intake/v1), the management API (/manage/v1) and the console (/console), 0 for any free port; unset, none for `serve`, and for `start` the API port plus two (any free port when that one is in use or the API port is 0)',
+    usedBy: '`serve`, `start`',
+  },
+  internalHost: {
+    flag: '--internal-host <host>',
+    env: 'INTERNAL_HOST',
+    schema: Type.String({ format: 'crm-listen-host', default: '127.0.0.1' }),
+    allowed: 'an IPv4 or IPv6 address or a host name',
+    help: 'address of the internal listener (operator tokens change data: keep it off the public network)',
+    usedBy: '`serve` (with an internal port), `start`',
+  },
   trustProxy: {
     flag: '--trust-proxy <proxies>',
     env: 'CRM_EXPORT_TRUST_PROXY',

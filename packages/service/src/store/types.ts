@@ -21,6 +21,8 @@ export const ENTITY_KINDS = [
   'booking',
   'integration',
   'api_key',
+  /** A named, scoped credential of the internal listener (write/commands/operator-token-state.ts). */
+  'operator_token',
   /** A sign-in session of the console (write/commands/console-session-commands.ts). */
   'console_session',
 ] as const;

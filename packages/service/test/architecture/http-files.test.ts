@@ -38,7 +38,7 @@ describe('the files of http/', () => {
     const block = /interface FastifyRequest \{([^}]*)\}/.exec(source)?.[1] ?? '';
     const fields = [...block.matchAll(/^\s+(\w+): /gm)].map((m) => m[1]);
     const started = [...source.matchAll(/decorateRequest\('(\w+)'/g)].map((m) => m[1]);
-    expect(fields.length).toBe(9);
+    expect(fields.length).toBe(10);
     expect(started).toEqual(fields);
   });
 

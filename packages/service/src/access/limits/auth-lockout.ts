@@ -17,15 +17,17 @@ export class AuthLockout {
   private readonly ipLocks;
   private readonly keyLocks;
 
+  /** `name` keeps the counters apart: `auth` for API keys, another name for another credential. */
   constructor(
     counters: CounterStore,
     private readonly limits: LimitsUsed,
     private readonly clock: Clock,
+    name = 'auth',
   ) {
-    this.ipFailures = counters.counter('authfail:ip', limits.authFailuresPerIp, 60);
-    this.keyFailures = counters.counter('authfail:key', limits.authFailuresPerKey, 60);
-    this.ipLocks = counters.locks('auth:ip');
-    this.keyLocks = counters.locks('auth:key');
+    this.ipFailures = counters.counter(`${name}fail:ip`, limits.authFailuresPerIp, 60);
+    this.keyFailures = counters.counter(`${name}fail:key`, limits.authFailuresPerKey, 60);
+    this.ipLocks = counters.locks(`${name}:ip`);
+    this.keyLocks = counters.locks(`${name}:key`);
   }
 
   /** Seconds a locked address or key is told to wait: always the full lock length (spec rule 1). */
@@ -77,19 +79,6 @@ export class AuthLockout {
       failures: await this.keyFailures.peek(keyId),
       lockedUntil: this.isLocked(until) ? new Date(until!).toISOString() : null,
     };
-  }
-
-  /** Ends the lockout of key `keyId` and forgets its failures (the operator's unlock, manage/). */
-  async unlockKey(keyId: string): Promise<void> {
-    // A lock that ends now no longer holds: `lock` replaces the end time wherever the lock is kept.
-    await this.keyLocks.lock(keyId, this.clock.now(), 1);
-    await this.keyFailures.reset(keyId);
-  }
-
-  /** Ends the lockout of address `ip` and forgets its failures. */
-  async unlockAddress(ip: string): Promise<void> {
-    await this.ipLocks.lock(ip, this.clock.now(), 1);
-    await this.ipFailures.reset(ip);
   }
 
   private isLocked(until: number | null): boolean {

@@ -35,24 +35,15 @@ export function memoryLocks(table: LockTable): Locks {
   };
 }
 
-/**
- * Locks on Redis, each with a memory copy. `setLock` sets one on Redis with its notice to every process's
- * lock mirror (lock-mirror.ts).
- */
-export function redisLocks(
-  redis: Redis,
-  prefix: string,
-  local: LockTable,
-  health: RedisHealth,
-  setLock: (key: string, untilMs: number, ttlMs: number) => Promise<unknown>,
-): Locks {
+/** Locks on Redis, each with a memory copy. */
+export function redisLocks(redis: Redis, prefix: string, local: LockTable, health: RedisHealth): Locks {
   // Every lock is also kept in memory, so a lock this process set still holds here while Redis is away.
   return {
     async lock(key, untilMs, ttlMs, budget) {
       local.lock(key, untilMs, ttlMs);
       await health.run(
         async () => {
-          await setLock(`${prefix}:${key}`, untilMs, ttlMs);
+          await redis.set(`${prefix}:${key}`, String(untilMs), 'PX', Math.max(1, Math.ceil(ttlMs)));
         },
         async () => undefined,
         budget,

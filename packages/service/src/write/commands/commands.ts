@@ -12,7 +12,6 @@ import {
   setHoldsData,
   setOrganizationPlan,
 } from './access-commands.js';
-import { dropQuarantine, retryQuarantine } from '../intake/quarantine-commands.js';
 import { completeCapture, prepareLeads, requestCapture } from './capture-commands.js';
 import { closeConsoleSession, openConsoleSession, touchConsoleSession } from './console-session-commands.js';
 import {
@@ -27,6 +26,7 @@ import {
   setCapabilityDisabled,
 } from './meta-commands.js';
 import { markDataStep, republishRecords } from './republish-commands.js';
+import { createOperatorToken, revokeOperatorToken, touchOperatorToken } from './operator-token-commands.js';
 
 /**
  * Every change of stored state that is not a CRM event (those go through `Crm.apply`, write/events/crm.ts) is one
@@ -55,6 +55,9 @@ export const COMMANDS = {
   'console_session.touch': tx(touchConsoleSession),
   'console_session.close': tx(closeConsoleSession),
   'secret.pepper': tx(ensurePepper),
+  'operator_token.create': tx(createOperatorToken),
+  'operator_token.revoke': tx(revokeOperatorToken),
+  'operator_token.touch': tx(touchOperatorToken),
   'secret.cursor': tx(ensureCursorSecret),
   'switch.api_disabled': tx(setApiDisabled),
   'switch.capability_disabled': tx(setCapabilityDisabled),
@@ -72,10 +75,6 @@ export const COMMANDS = {
   'feed.trim': own((store, input: RetentionTrim) =>
     store.trimFeed(input.removalsBefore, input.supersededBefore, input),
   ),
-  // The intake's quarantine (write/intake/): a retry runs its own transactions, as a batch does.
-  'intake.quarantine_drop': tx(dropQuarantine),
-  'intake.quarantine_retry': own(retryQuarantine),
-  'intake.trim_ids': own((store, input: { before: number }) => store.trimIntakeIds(input.before)),
   // The request log, usage counts and last uses: a process's flush (usage/recorder.ts), and their retention.
   'usage.append': own((store, batch: UsageBatch) => store.appendUsage(batch)),
   'usage.trim': own((store, trim: UsageTrim) => store.trimUsage(trim)),

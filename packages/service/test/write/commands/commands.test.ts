@@ -96,6 +96,20 @@ const script = (): { [N in CommandName]?: CommandInput<N> }[] => [
   { 'data.step_applied': { name: '0001_step', now: NOW + 5000 } },
   { 'data.step_applied': { name: '0001_step', now: NOW + 6000 } },
   { 'intake.quarantine_drop': { lane: 'lead:lead_none' } },
+  {
+    'operator_token.create': {
+      id: 'TOKENLOOKUP1',
+      name: 'relay',
+      scopes: ['intake'],
+      digest: 'digest-token',
+      last4: 'abcd',
+      now: NOW,
+    },
+  },
+  { 'operator_token.touch': { id: 'TOKENLOOKUP1', at: NOW + 1000, from: '10.0.0.1' } },
+  // An older use arriving late changes nothing.
+  { 'operator_token.touch': { id: 'TOKENLOOKUP1', at: NOW + 500, from: '10.0.0.2' } },
+  { 'operator_token.revoke': { name: 'relay', now: NOW + 2000 } },
   { 'console_session.open': session('a', NOW) },
   { 'console_session.touch': { id: 'session_a', now: NOW + 60_000 } },
   // A day later: opening another deletes the expired one.
@@ -116,7 +130,7 @@ const META_KEYS = [
   'demo_start',
   'data_migration:0001_step',
 ];
-const KINDS: EntityKind[] = ['organization', 'team', 'integration', 'api_key', 'console_session'];
+const KINDS: EntityKind[] = ['organization', 'team', 'integration', 'api_key', 'console_session', 'operator_token'];
 
 /** Runs the script; returns each command's result (or refusal) and what is stored after it. */
 async function play(w: World, store: Store): Promise<{ results: unknown[]; stored: unknown }> {
