@@ -13,17 +13,18 @@ import { listBench } from './list-bench.js';
 import { observeBench } from './observe-bench.js';
 import { pgBench } from './pg-bench.js';
 import { redisFaultBench } from './redis-fault-bench.js';
+import { usageBench } from './usage-bench.js';
 import { writeBench } from './write-bench.js';
 
 // `npm run bench`: every benchmark of the issues in one run. Each prints a markdown table of ratios
 // against a baseline measured in the same run; the whole report goes to .bench/results.md too.
 // docs/performance.md explains what each one measures and the figures measured so far.
 
-const BENCHES = ['list', 'auth', 'pg', 'feed', 'mirror', 'redis', 'db', 'retention', 'observe', 'ingest'] as const;
+const BENCHES = ['list', 'auth', 'pg', 'feed', 'mirror', 'redis', 'db', 'retention', 'observe', 'usage', 'ingest'] as const;
 type Bench = (typeof BENCHES)[number];
 
 const USAGE = `npm run bench -- [options]
-  --only list,auth,pg,feed,mirror,redis,db,retention,observe,ingest   benchmarks to run (default: all)
+  --only list,auth,pg,feed,mirror,redis,db,retention,observe,usage,ingest   benchmarks to run (default: all)
                              list: the read path (uncached and cached pages and a single
                              lead vs a bare server, deep page, memory)
                              auth: issue 3 (authentication and limiter cost)
@@ -39,6 +40,9 @@ const USAGE = `npm run bench -- [options]
                              one statement vs batches (bench/retention.ts)
                              observe: the request log and the metrics on against off
                              (bench/observe-bench.ts)
+                             usage: list throughput with last use, usage counts and the request
+                             log recorded against not, SQLite and PostgreSQL with 2 workers
+                             (bench/usage-bench.ts)
                              ingest: the write side: crm-export ingest of one NDJSON file of
                              every event type into SQLite and PostgreSQL, demo generation on
                              both against the same rows written by the store alone, bytes on
@@ -172,6 +176,8 @@ const runners: Record<Bench, () => Promise<string>> = {
   retention: () => script('./retention.ts', [quick ? '100000' : '1000000']),
   // --quick: log and metrics both off against both on (with the four variants --quick took 330 s).
   observe: () => observeBench({ plan, leads, quick }),
+  // Recording on against off: SQLite in one process, PostgreSQL with two workers.
+  usage: () => usageBench({ plan, leads }),
   ingest: () => writeBench({ ingestLeads, demoLeads }),
 };
 // How long each benchmark took (the --quick run has a budget of 5 minutes in all, set-up included).

@@ -13,8 +13,7 @@ import type { TrustProxy } from './http/trust-proxy.js';
 import { type InternalAddress, type InternalListener, startInternalListener } from './internal/internal-listener.js';
 import { internalSurfaces } from './internal/surfaces.js';
 import { DEFAULT_LIMITS, type Limits } from './limits.js';
-import type { RedisState } from './metrics/metrics.js';
-import { Metrics } from './metrics/metrics.js';
+import type { Metrics, RedisState } from './metrics/metrics.js';
 import {
   checkReadiness,
   listenerOrigin,
@@ -122,7 +121,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   // count in this process's memory, reported once when it goes and once when it comes back (docs/limits.md).
   const redis = options.redisUrl ? new Redis(options.redisUrl, redisClientOptions(limits.redisBudgetMs)) : null;
   if (redis) await redisReady(redis);
-  const metrics = options.metrics ?? (options.ops ? new Metrics() : undefined);
+  // prom-client (about 90 modules) is loaded only when something reads the counts.
+  const metrics = options.metrics ?? (options.ops ? new (await import('./metrics/metrics.js')).Metrics() : undefined);
   const access = new StoreAccessControl({
     store: options.store,
     clock,

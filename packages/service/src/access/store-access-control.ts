@@ -254,6 +254,11 @@ export class StoreAccessControl implements AccessControl {
     return this.counters.redisUp;
   }
 
+  /** True while the locks on Redis are mirrored in this process, so a charge checks them without Redis. */
+  get locksMirrored(): boolean {
+    return this.counters.locksMirrored;
+  }
+
   /** Stops the Redis probe; call before closing the Redis client. */
   close(): void {
     this.counters.close();
@@ -264,6 +269,22 @@ export class StoreAccessControl implements AccessControl {
     const keysReport: UsageReport['keys'] = [];
     for (const id of keyIds) keysReport.push({ id, ...(await this.lockout.keyStatus(id)) });
     return { shared: this.counters.kind === 'redis', ...(await this.rates.usage(integrationId)), keys: keysReport };
+  }
+
+  /** The API keys' lockouts as the management plane reads and ends them (manage/). */
+  get keyLockouts(): {
+    shared: boolean;
+    keyStatus(keyId: string): Promise<{ failures: number; lockedUntil: string | null }>;
+    unlockKey(keyId: string): Promise<void>;
+    unlockAddress(ip: string): Promise<void>;
+  } {
+    const { lockout } = this;
+    return {
+      shared: this.counters.kind === 'redis',
+      keyStatus: (keyId) => lockout.keyStatus(keyId),
+      unlockKey: (keyId) => lockout.unlockKey(keyId),
+      unlockAddress: (ip) => lockout.unlockAddress(ip),
+    };
   }
 
   /** A refusal of `authenticate`: the deferred locks answer first; `count` failures toward the lockout. */

@@ -1,13 +1,21 @@
 import type { Command } from 'commander';
-import { changeAllowlist, createIntegration, listIntegrations, revokeIntegration } from '../access/integrations.js';
-import { endOldKey, rollKey } from '../access/keys.js';
-import { systemClock } from '../clock.js';
 import { AdminError } from '../errors/admin-error.js';
+import {
+  addAllowlistAction,
+  checkAllowlistAction,
+  createIntegrationAction,
+  endOldKeyAction,
+  listIntegrationsAction,
+  removeAllowlistAction,
+  revokeIntegrationAction,
+  rollKeyAction,
+  setAllowlistAction,
+} from '../manage/actions/integrations.js';
 import { ALLOWLIST_ACTIONS } from '../write/commands/access-commands.js';
 import type { IntegrationSummary } from '../write/commands/integration-state.js';
 import { GRACE_PERIODS, type GracePeriod } from '../write/commands/key-state.js';
-import { type CommonOptions, common, confirmed, type OpenStore, run, table, yesOption } from './admin-run.js';
-import { registerUsageCommand } from './admin-usage.js';
+import { type CommonOptions, common, confirmed, type OpenStore, runAction, table, yesOption } from './admin-run.js';
+import { registerLockoutCommands, registerUsageCommand } from './admin-usage.js';
 
 // `crm-export admin integrations ...`. Only `create` and `roll` print a key (field `key` with --json).
 
@@ -37,34 +45,23 @@ export function registerIntegrationCommands(admin: Command, open: OpenStore): vo
     .requiredOption('--name <name>', 'name shown by /me')
     .option('--allowlist <entries>', 'IPv4 addresses or CIDR ranges, comma separated')
     .action((o: CommonOptions & { teams: string; name: string; allowlist?: string }) =>
-      run(
-        open,
-        o,
-        async (store) => {
-          const { integration, key } = await createIntegration(store, systemClock, {
-            teams: splitList(o.teams),
-            name: o.name,
-            allowlist: o.allowlist ? splitList(o.allowlist) : [],
-          });
-          return { integration, key };
-        },
-        ({ integration, key }) => `${integrationLines([integration])}\nkey: ${key}\n${keyNotice}`,
-        {
-          action: 'integration.create',
-          details: { name: o.name, teams: splitList(o.teams), allowlist: o.allowlist ? splitList(o.allowlist) : [] },
-          // The key's lookup id (shown by `list`), never the key.
-          fromResult: ({ integration }) => ({
-            target: [integration.id],
-            details: { keyIds: integration.keys.map((k) => k.id) },
-          }),
-        },
-      ),
+      runAction<{ integration: IntegrationSummary; key: string }>(open, o, createIntegrationAction, {
+        input: () => ({
+          teams: splitList(o.teams),
+          name: o.name,
+          allowlist: o.allowlist ? splitList(o.allowlist) : [],
+        }),
+        human: ({ integration, key }) => `${integrationLines([integration])}\nkey: ${key}\n${keyNotice}`,
+      }),
     );
 
   common(integrations.command('list').description('list integrations (never a key)'))
     .option('--parent <id>', 'only those of this organization (or team outside one)')
     .action((o: CommonOptions & { parent?: string }) =>
-      run(open, o, (store) => listIntegrations(store, systemClock, o.parent), integrationLines),
+      runAction(open, o, listIntegrationsAction, {
+        input: () => (o.parent ? { parent: o.parent } : {}),
+        human: integrationLines,
+      }),
     );
 
   yesOption(
@@ -74,32 +71,19 @@ export function registerIntegrationCommands(admin: Command, open: OpenStore): vo
     .option('--compromised', 'the old key leaked: revoke it now instead (irreversible: asks, or --yes)')
     .action((id: string, o: CommonOptions & { grace: string; compromised?: boolean; yes?: boolean }) => {
       const roll = () =>
-        run(
-          open,
-          o,
-          async (store) => {
+        runAction<{ key: string; oldKeyId: string | null; graceEndsAt: string | null }>(open, o, rollKeyAction, {
+          input: () => {
             if (!GRACE_PERIODS.includes(o.grace as GracePeriod)) {
               throw new AdminError('invalid_argument', `--grace must be one of ${GRACE_PERIODS.join(', ')}`);
             }
-            const rolled = await rollKey(store, systemClock, id, {
-              grace: o.grace as GracePeriod,
-              compromised: o.compromised ?? false,
-            });
-            return { integration: id, ...rolled };
+            return { id, grace: o.grace, compromised: o.compromised ?? false };
           },
-          (r) =>
+          human: (r) =>
             `key: ${r.key}\n${keyNotice}\nold key ${r.oldKeyId ?? '(none)'}: ${
               r.graceEndsAt ? `works until ${r.graceEndsAt}` : 'revoked'
             }`,
-          {
-            action: 'integration.roll',
-            target: [id],
-            details: { grace: o.grace, compromised: o.compromised ?? false },
-            fromResult: (r) => ({
-              details: { newKeyId: r.keyId, oldKeyId: r.oldKeyId, oldKeyGraceEndsAt: r.graceEndsAt },
-            }),
-          },
-        );
+          target: [id],
+        });
       return o.compromised
         ? confirmed(o, `the current key of ${id} is revoked at once, which cannot be undone`, roll)
         : roll();
@@ -113,17 +97,11 @@ export function registerIntegrationCommands(admin: Command, open: OpenStore): vo
     ),
   ).action((id: string, o: CommonOptions & { yes?: boolean }) =>
     confirmed(o, `the old key of ${id} is revoked now, which cannot be undone`, () =>
-      run(
-        open,
-        o,
-        (store) => endOldKey(store, systemClock, id),
-        (r) => `revoked ${r.revoked.join(', ')}`,
-        {
-          action: 'integration.end_old_key',
-          target: [id],
-          fromResult: (r) => ({ details: { revokedKeyIds: r.revoked } }),
-        },
-      ),
+      runAction<{ revoked: string[] }>(open, o, endOldKeyAction, {
+        input: () => ({ id }),
+        human: (r) => `revoked ${r.revoked.join(', ')}`,
+        target: [id],
+      }),
     ),
   );
 
@@ -135,17 +113,16 @@ export function registerIntegrationCommands(admin: Command, open: OpenStore): vo
     ),
   ).action((id: string, o: CommonOptions & { yes?: boolean }) =>
     confirmed(o, `integration ${id} and all its keys are revoked, which cannot be undone`, () =>
-      run(
-        open,
-        o,
-        (store) => revokeIntegration(store, systemClock, id),
-        (i) => `${integrationLines([i])}\nrevoked: running servers refuse its keys within 5 seconds`,
-        { action: 'integration.revoke', target: [id] },
-      ),
+      runAction<IntegrationSummary>(open, o, revokeIntegrationAction, {
+        input: () => ({ id }),
+        human: (i) => `${integrationLines([i])}\nrevoked: running servers refuse its keys within 5 seconds`,
+        target: [id],
+      }),
     ),
   );
 
   const allowlist = integrations.command('allowlist').description('IP allowlist (empty: any address)');
+  const changes = { set: setAllowlistAction, add: addAllowlistAction, remove: removeAllowlistAction };
   for (const action of ALLOWLIST_ACTIONS) {
     const command = common(
       allowlist
@@ -160,26 +137,31 @@ export function registerIntegrationCommands(admin: Command, open: OpenStore): vo
     command.action((id: string, entries: string[], o: CommonOptions & { yes?: boolean }) => {
       const list = entries.flatMap(splitList);
       const change = () =>
-        run(
-          open,
-          o,
-          async (store) => ({ integration: id, allowlist: await changeAllowlist(store, id, action, list) }),
-          (r) => (r.allowlist.length ? r.allowlist.join('\n') : '(empty: any address)'),
-          {
-            action: `allowlist.${action}`,
-            target: [id],
-            details: { entries: list },
-            fromResult: (r) => ({ details: { allowlist: r.allowlist } }),
-          },
-        );
+        runAction<{ allowlist: string[] }>(open, o, changes[action], {
+          input: () => ({ id, entries: list }),
+          human: (r) => (r.allowlist.length ? r.allowlist.join('\n') : '(empty: any address)'),
+          target: [id],
+        });
       // An empty set opens the integration to every address: the operator confirms it.
       return action === 'set' && list.length === 0
         ? confirmed(o, `an empty allowlist lets ${id} connect from every address`, change)
         : change();
     });
   }
+  common(
+    allowlist.command('check <id> <address>').description('would a request from ADDRESS pass the allowlist?'),
+  ).action((id: string, address: string, o: CommonOptions) =>
+    runAction<{ allowed: boolean; matchedBy: string | null }>(open, o, checkAllowlistAction, {
+      input: () => ({ id, address }),
+      human: (r) =>
+        r.allowed
+          ? `${address} passes${r.matchedBy ? ` (${r.matchedBy})` : ' (empty allowlist: any address)'}`
+          : `${address} is refused (403 ip_not_allowed)`,
+    }),
+  );
 
   registerUsageCommand(integrations, open);
+  registerLockoutCommands(admin, open);
 }
 
 function splitList(value: string): string[] {

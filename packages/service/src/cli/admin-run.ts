@@ -3,6 +3,9 @@ import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
 import { iso, systemClock } from '../clock.js';
 import { AdminError } from '../errors/admin-error.js';
+import type { AnyAction, ManageContext } from '../manage/action.js';
+import { perform, recordRefusal } from '../manage/perform.js';
+import { readLimits } from '../settings/read-limits.js';
 import { settingOption } from '../settings/read-setting.js';
 import type { Store } from '../store/store.js';
 import { runCommand } from '../write/commands/commands.js';
@@ -103,6 +106,67 @@ export async function run<T>(
     if (!(error instanceof AdminError)) throw error;
     refuse(options, error);
   } finally {
+    await ('backend' in opened ? opened.close() : opened.close());
+  }
+}
+
+/** How `runAction` builds an action's input and context from the command line. */
+export interface ActionCall<T> {
+  /** The action's input from the arguments; an `AdminError` here is a refusal, recorded when the action audits. */
+  input: () => unknown;
+  human: (result: T) => string;
+  /** What is printed of the result, as JSON and to `human` (default: the result itself). */
+  print?: (result: T) => unknown;
+  /** Ids the audit entry of a refusal names when `input` itself refused (the arguments could not be read). */
+  target?: readonly string[];
+  /** Adds what the action needs beyond the store (lockout counters); `close` runs after it. */
+  extend?: (ctx: ManageContext) => Promise<{ ctx: ManageContext; close?: () => void }>;
+}
+
+/**
+ * Runs one management action (manage/) as the management API does, with the operating-system user (or
+ * `--actor`) as its actor: opens the store, prints the result or the refusal as `run` does.
+ */
+export async function runAction<T>(
+  open: OpenStore,
+  options: CommonOptions,
+  action: AnyAction,
+  call: ActionCall<T>,
+): Promise<void> {
+  if (options.actor !== undefined && !ACTOR.test(options.actor))
+    return refuse(
+      options,
+      new AdminError(
+        'invalid_argument',
+        '--actor must be 1 to 100 characters, no control characters, not starting with a space',
+      ),
+    );
+  const opened = await open(options.db);
+  const store = 'backend' in opened ? opened : opened.store;
+  const actor = { name: actorOf(options) };
+  let close: (() => void) | undefined;
+  try {
+    let input: unknown;
+    try {
+      input = call.input();
+    } catch (error) {
+      if (error instanceof AdminError) await recordRefusal(store, actor, action, call.target ?? [], error.code);
+      throw error;
+    }
+    let ctx: ManageContext = { store, clock: systemClock, limits: readLimits(), actor };
+    if (call.extend) ({ ctx, close } = await call.extend(ctx));
+    const { result, recorded } = await perform(ctx, action, input);
+    const shown = call.print ? call.print(result as T) : result;
+    process.stdout.write(options.json ? `${jsonText(shown, 2)}\n` : `${terminalText(call.human(result as T))}\n`);
+    if (!recorded) {
+      process.stderr.write('crm-export admin: the change was made but could not be recorded in the audit trail\n');
+      process.exitCode = 1;
+    }
+  } catch (error) {
+    if (!(error instanceof AdminError)) throw error;
+    refuse(options, error);
+  } finally {
+    close?.();
     await ('backend' in opened ? opened.close() : opened.close());
   }
 }

@@ -3,12 +3,15 @@ import { Redis } from 'ioredis';
 import { ENDPOINT_NAMES, isEndpointName } from '../access/endpoints.js';
 import { getIntegration } from '../access/integrations.js';
 import { StoreAccessControl, type UsageReport } from '../access/store-access-control.js';
-import { readSwitches, setApiDisabled, setCapabilityDisabled } from '../access/switches.js';
+import type { Switches } from '../access/switches.js';
 import { systemClock } from '../clock.js';
 import { AdminError } from '../errors/admin-error.js';
+import type { ManageContext } from '../manage/action.js';
+import { listLockoutsAction, unlockAction } from '../manage/actions/integrations.js';
+import { readSwitchesAction, setApiSwitchAction, setCapabilitySwitchAction } from '../manage/actions/operate.js';
 import { readLimits } from '../settings/read-limits.js';
 import { readSetting, settingOption } from '../settings/read-setting.js';
-import { type CommonOptions, common, type OpenStore, parseFlag, refuse, run, table } from './admin-run.js';
+import { type CommonOptions, common, type OpenStore, parseFlag, refuse, run, runAction, table } from './admin-run.js';
 
 // `admin integrations usage ID` reads the counters the API processes share through Redis (REDIS_URL).
 // Without Redis each API process keeps its counters in its own memory, out of reach of this command.
@@ -71,18 +74,18 @@ export function registerUsageCommand(integrations: Command, open: OpenStore): vo
 /** `admin switches`: the operator switches every API process reads within a few seconds. */
 export function registerSwitchCommands(admin: Command, open: OpenStore): void {
   const switches = admin.command('switches').description('operator switches: api_disabled, capability_disabled');
-  const human = (s: Awaited<ReturnType<typeof readSwitches>>) =>
+  const human = (s: Switches) =>
     `api: ${s.apiDisabled ? 'disabled (503 api_disabled)' : 'on'}\ndisabled endpoints: ${s.capabilitiesDisabled.join(', ') || '(none)'}`;
   common(switches.command('list').description('show the switches')).action((o: CommonOptions) =>
-    run(open, o, readSwitches, human),
+    runAction(open, o, readSwitchesAction, { input: () => ({}), human }),
   );
   common(
     switches.command('api <state>').description('on: answer; off: every endpoint answers 503 api_disabled'),
   ).action((state: string, o: CommonOptions) =>
-    run(open, o, (store) => setApiDisabled(store, !parseFlag(state)), human, {
-      action: 'switch.api',
+    runAction(open, o, setApiSwitchAction, {
+      input: () => ({ state: parseFlag(state) ? 'on' : 'off' }),
+      human,
       target: ['api'],
-      details: { state },
     }),
   );
   common(
@@ -101,10 +104,70 @@ export function registerSwitchCommands(admin: Command, open: OpenStore): void {
       );
       return;
     }
-    return run(open, o, (store) => setCapabilityDisabled(store, endpoint, !parseFlag(state)), human, {
-      action: 'switch.capability',
+    return runAction(open, o, setCapabilitySwitchAction, {
+      input: () => ({ endpoint, state: parseFlag(state) ? 'on' : 'off' }),
+      human,
       target: [endpoint],
-      details: { state },
     });
   });
+}
+
+/** Connects to the Redis the API processes share, for the lockout commands; none without REDIS_URL. */
+async function sharedLockouts(
+  ctx: ManageContext,
+  o: { redis?: string; redisPrefix: string },
+): Promise<{ ctx: ManageContext; close?: () => void }> {
+  const url = readSetting('redisUrl', o.redis);
+  if (!url) return { ctx };
+  const redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: true });
+  await redis.connect();
+  const access = new StoreAccessControl({
+    store: ctx.store,
+    clock: ctx.clock,
+    limits: ctx.limits,
+    redis,
+    redisPrefix: o.redisPrefix,
+  });
+  return { ctx: { ...ctx, lockouts: access.keyLockouts }, close: () => redis.disconnect() };
+}
+
+/** `admin lockouts list|unlock`: failed-authentication lockouts, on the Redis the API processes share. */
+export function registerLockoutCommands(admin: Command, open: OpenStore): void {
+  const lockouts = admin
+    .command('lockouts')
+    .description('failed-authentication lockouts of keys and addresses (needs the shared REDIS_URL)');
+  type RedisOptions = CommonOptions & { redis?: string; redisPrefix: string };
+  common(lockouts.command('list').description('failed attempts and lockouts of the keys'))
+    .addOption(settingOption('redisUrl', 'Redis the API processes share'))
+    .addOption(settingOption('redisPrefix'))
+    .option('--integration <id>', 'only the keys of this integration')
+    .action((o: RedisOptions & { integration?: string }) =>
+      runAction<{ integration: string; key: string; failures: number; lockedUntil: string | null }[]>(
+        open,
+        o,
+        listLockoutsAction,
+        {
+          input: () => (o.integration ? { integration: o.integration } : {}),
+          human: (list) =>
+            table(
+              ['INTEGRATION', 'KEY', 'FAILED ATTEMPTS', 'LOCKED UNTIL'],
+              list.map((l) => [l.integration, l.key, String(l.failures), l.lockedUntil ?? 'not locked']),
+            ),
+          extend: (ctx) => sharedLockouts(ctx, o),
+        },
+      ),
+    );
+  common(lockouts.command('unlock').description('end the lockout of a key (lookup id) or of a client address'))
+    .addOption(settingOption('redisUrl', 'Redis the API processes share'))
+    .addOption(settingOption('redisPrefix'))
+    .option('--key <id>', 'the key lookup id (as `integrations list` shows it)')
+    .option('--address <ip>', 'the client address')
+    .action((o: RedisOptions & { key?: string; address?: string }) =>
+      runAction<{ key: string | null; address: string | null }>(open, o, unlockAction, {
+        input: () => ({ ...(o.key ? { key: o.key } : {}), ...(o.address ? { address: o.address } : {}) }),
+        human: (r) => `unlocked: ${[r.key, r.address].filter(Boolean).join(', ')}`,
+        target: [o.key, o.address].filter((v): v is string => v !== undefined),
+        extend: (ctx) => sharedLockouts(ctx, o),
+      }),
+    );
 }

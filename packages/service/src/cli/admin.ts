@@ -1,19 +1,24 @@
 import type { Command } from 'commander';
-import {
-  changeTeam,
-  createOrganization,
-  listOrganizations,
-  listTeams,
-  setHoldsData,
-  setOrganizationPlan,
-  type TeamSummary,
-} from '../access/organizations.js';
+import type { TeamSummary } from '../access/organizations.js';
 import { AdminError } from '../errors/admin-error.js';
-import { ORGANIZATION_PLANS, type OrganizationPlan, TEAM_STATES, type TeamStateValue } from '../schemas/enums.js';
+import type { AnyAction } from '../manage/action.js';
+import {
+  createOrganizationAction,
+  listOrganizationsAction,
+  listTeamsAction,
+  setPlanAction,
+  setTeamHoldsDataAction,
+  setTeamLegalAction,
+  setTeamOrganizationAction,
+  setTeamSectorAction,
+  setTeamStateAction,
+} from '../manage/actions/organizations.js';
+import { ORGANIZATION_PLANS, TEAM_STATES, type TeamStateValue } from '../schemas/enums.js';
 import type { OrganizationSummary } from '../write/commands/access-commands.js';
 import { registerAuditCommands } from './admin-audit.js';
+import { registerIntakeCommands } from './admin-intake.js';
 import { registerIntegrationCommands } from './admin-integrations.js';
-import { type CommonOptions, common, type OpenStore, parseFlag, run, table } from './admin-run.js';
+import { type CommonOptions, common, type OpenStore, parseFlag, runAction, table } from './admin-run.js';
 import { registerSandboxCommands } from './admin-sandbox.js';
 import { registerTokenCommands } from './admin-tokens.js';
 import { registerSwitchCommands } from './admin-usage.js';
@@ -55,112 +60,71 @@ export function registerAdminCommands(program: Command, open: OpenStore): void {
     .option('--plan <plan>', `plan: ${ORGANIZATION_PLANS.join(', ')}`, 'api_included')
     .option('--api-agreed', 'API access agreed outside the plan')
     .action((name: string, o: CommonOptions & { id?: string; plan: string; apiAgreed?: boolean }) =>
-      run(
-        open,
-        o,
-        (store) =>
-          createOrganization(store, {
-            name,
-            plan: oneOf(ORGANIZATION_PLANS, 'plan')(o.plan),
-            apiAgreed: o.apiAgreed ?? false,
-            ...(o.id ? { id: o.id } : {}),
-          }),
-        (org) => orgTable([org]),
-        {
-          action: 'organization.create',
-          target: o.id ? [o.id] : [],
-          details: { name, plan: o.plan, apiAgreed: o.apiAgreed ?? false },
-          fromResult: (org) => ({ target: [org.id] }),
-        },
-      ),
+      runAction<OrganizationSummary>(open, o, createOrganizationAction, {
+        input: () => ({
+          name,
+          plan: oneOf(ORGANIZATION_PLANS, 'plan')(o.plan),
+          apiAgreed: o.apiAgreed ?? false,
+          ...(o.id ? { id: o.id } : {}),
+        }),
+        human: (org) => orgTable([org]),
+        target: o.id ? [o.id] : [],
+      }),
     );
   common(orgs.command('list').description('list organizations')).action((o: CommonOptions) =>
-    run(open, o, listOrganizations, orgTable),
+    runAction(open, o, listOrganizationsAction, { input: () => ({}), human: orgTable }),
   );
   common(orgs.command('set-plan <org> <plan>').description(`set the plan (${ORGANIZATION_PLANS.join(', ')})`))
     .option('--api-agreed <yes|no>', 'API access agreed outside the plan')
     .action((org: string, plan: string, o: CommonOptions & { apiAgreed?: string }) =>
-      run(
-        open,
-        o,
-        (store) => {
-          const change: { plan: OrganizationPlan; apiAgreed?: boolean } = {
-            plan: oneOf(ORGANIZATION_PLANS, 'plan')(plan),
-          };
-          if (o.apiAgreed !== undefined) change.apiAgreed = parseFlag(o.apiAgreed);
-          return setOrganizationPlan(store, org, change);
-        },
-        (result) => orgTable([result]),
-        {
-          action: 'organization.set_plan',
-          target: [org],
-          details: { plan, ...(o.apiAgreed !== undefined ? { apiAgreed: o.apiAgreed } : {}) },
-        },
-      ),
+      runAction<OrganizationSummary>(open, o, setPlanAction, {
+        input: () => ({
+          id: org,
+          plan: oneOf(ORGANIZATION_PLANS, 'plan')(plan),
+          ...(o.apiAgreed !== undefined ? { apiAgreed: parseFlag(o.apiAgreed) } : {}),
+        }),
+        human: (result) => orgTable([result]),
+        target: [org],
+      }),
     );
 
   const teams = admin.command('teams').description('team eligibility: state, sector, legal setup, organization');
   common(teams.command('list').description('list teams with their eligibility')).action((o: CommonOptions) =>
-    run(open, o, listTeams, teamTable),
+    runAction(open, o, listTeamsAction, { input: () => ({}), human: teamTable }),
   );
+  const teamChange = (team: string, o: CommonOptions, action: AnyAction, input: () => unknown) =>
+    runAction<TeamSummary>(open, o, action, { input, human: (t) => teamTable([t]), target: [team] });
   common(teams.command('set-state <team> <state>').description(`set the state (${TEAM_STATES.join(', ')})`)).action(
     (team: string, state: string, o: CommonOptions) =>
-      run(
-        open,
-        o,
-        (store) =>
-          changeTeam(store, team, { field: 'state', value: oneOf<TeamStateValue>(TEAM_STATES, 'state')(state) }),
-        (t) => teamTable([t]),
-        { action: 'team.set_state', target: [team], details: { state } },
-      ),
+      teamChange(team, o, setTeamStateAction, () => ({
+        id: team,
+        state: oneOf<TeamStateValue>(TEAM_STATES, 'state')(state),
+      })),
   );
   common(
     teams.command('set-sector <team> <sensitive>').description('mark the team in a sensitive sector (yes|no)'),
   ).action((team: string, value: string, o: CommonOptions) =>
-    run(
-      open,
-      o,
-      (store) => changeTeam(store, team, { field: 'sensitiveSector', value: parseFlag(value) }),
-      (t) => teamTable([t]),
-      { action: 'team.set_sector', target: [team], details: { sensitiveSector: value } },
-    ),
+    teamChange(team, o, setTeamSectorAction, () => ({ id: team, sensitiveSector: parseFlag(value) })),
   );
   common(teams.command('set-legal <team> <done>').description('legal setup completed (yes|no)')).action(
     (team: string, value: string, o: CommonOptions) =>
-      run(
-        open,
-        o,
-        (store) => changeTeam(store, team, { field: 'legalSetupDone', value: parseFlag(value) }),
-        (t) => teamTable([t]),
-        { action: 'team.set_legal', target: [team], details: { legalSetupDone: value } },
-      ),
+      teamChange(team, o, setTeamLegalAction, () => ({ id: team, legalSetupDone: parseFlag(value) })),
   );
   common(
     teams.command('set-org <team> <org>').description('move the team to an organization ("none": outside any)'),
   ).action((team: string, org: string, o: CommonOptions) =>
-    run(
-      open,
-      o,
-      (store) => changeTeam(store, team, { field: 'organization', value: org === 'none' ? null : org }),
-      (t) => teamTable([t]),
-      { action: 'team.set_org', target: [team], details: { organization: org } },
-    ),
+    teamChange(team, o, setTeamOrganizationAction, () => ({ id: team, organization: org === 'none' ? null : org })),
   );
   common(
     teams
       .command('set-holds-data <team> <holds>')
       .description('state that the team holds data before its first lead (yes|no)'),
   ).action((team: string, value: string, o: CommonOptions) =>
-    run(
-      open,
-      o,
-      (store) => setHoldsData(store, team, parseFlag(value)),
-      (t) => teamTable([t]),
-      { action: 'team.set_holds_data', target: [team], details: { holdsData: value } },
-    ),
+    teamChange(team, o, setTeamHoldsDataAction, () => ({ id: team, holdsData: parseFlag(value) })),
   );
 
   registerIntegrationCommands(admin, open);
+  registerIntakeCommands(admin, open);
   registerSwitchCommands(admin, open);
   registerAuditCommands(admin, open);
   registerSandboxCommands(admin, open);

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { systemClock } from '../clock.js';
 import type { IngestResult } from '../ingest/ingest-file.js';
 import { settingOption } from '../settings/read-setting.js';
+import { SOURCE_PATTERN } from '../write/intake/apply-intake.js';
 import { ingestProgress } from './ingest-progress.js';
 import { openDb } from './options.js';
 import { jsonText, printable } from './terminal-text.js';
@@ -15,8 +16,17 @@ export function registerIngestCommand(program: Command): void {
     .addOption(settingOption('ingestBatchSize'))
     .addOption(settingOption('ingestStdinLimit'))
     .option('--json', 'print the outcome as one JSON object on standard output (exit codes unchanged)')
-    .action(async (file: string, opts: { db?: string; batchSize: number; stdinLimit: number; json?: boolean }) => {
-      const { ingestFile, ingestStream } = await import('../ingest/ingest-file.js');
+    .option('--source <name>', 'the source event ids belong to: an id applied before is a duplicate', 'ingest')
+    .option('--follow', 'with "-": follow an endless stream of events with ids, committing batch by batch')
+    .option('--linger <ms>', 'with --follow: commit a batch this long after its first event', '200')
+    .action(async (file: string, opts: IngestOptions) => {
+      const { ingestFile, ingestFollow, ingestStream } = await import('../ingest/ingest-file.js');
+      const wrong = checkOptions(file, opts);
+      if (wrong) {
+        process.stderr.write(`crm-export ingest: ${wrong}\n`);
+        process.exitCode = 1;
+        return;
+      }
       const store = await openDb(opts.db, { create: true });
       const name = file === '-' ? 'stdin' : file;
       const progress = ingestProgress(process.stderr, printable(name));
@@ -26,13 +36,17 @@ export function registerIngestCommand(program: Command): void {
           store,
           clock: systemClock,
           batchSize: opts.batchSize,
-          onProgress: progress.update,
+          source: opts.source,
+          ...(opts.follow ? {} : { onProgress: progress.update }),
         };
         // Standard input is read once and never copied to disk: see docs/ingest.md.
-        const result =
-          file === '-'
+        const result = opts.follow
+          ? await ingestFollow(process.stdin, { ...deps, lingerMs: Number(opts.linger) })
+          : file === '-'
             ? await ingestStream(process.stdin, { ...deps, limitBytes: opts.stdinLimit * 1024 * 1024 })
             : await ingestFile(file, deps);
+        // A followed stream that failed may still be open: stop reading it, so the process can end.
+        if (opts.follow) process.stdin.destroy();
         progress.stop();
         const seconds = Math.round(performance.now() - started) / 1000;
         process.exitCode = opts.json ? reportJson(result, name, seconds) : report(result, name);
@@ -41,6 +55,27 @@ export function registerIngestCommand(program: Command): void {
         await store.close();
       }
     });
+}
+
+interface IngestOptions {
+  db?: string;
+  batchSize: number;
+  stdinLimit: number;
+  json?: boolean;
+  source: string;
+  follow?: boolean;
+  linger: string;
+}
+
+/** What is wrong with the options, or undefined. */
+function checkOptions(file: string, opts: IngestOptions): string | undefined {
+  if (!SOURCE_PATTERN.test(opts.source))
+    return '--source must be 1 to 64 of a-z, 0-9, ".", "_" and "-", starting with a letter or digit';
+  if (opts.follow && file !== '-') return '--follow reads standard input: pass "-" as the file';
+  const linger = Number(opts.linger);
+  if (!Number.isInteger(linger) || linger < 1 || linger > 60_000)
+    return '--linger must be a whole number of milliseconds from 1 to 60000';
+  return undefined;
 }
 
 const EXIT_CODES: Record<IngestResult['outcome'], number> = { applied: 0, invalid: 1, write_failed: 1, failed: 2 };
@@ -52,10 +87,16 @@ function reportJson(result: IngestResult, name: string, seconds: number): number
 }
 
 /** What was committed before a failure, as the last line of the report. */
-function committed(result: { events: number; batches: number; appliedThroughLine: number }): string {
-  if (result.events === 0) return 'nothing was applied.';
+function committed(result: {
+  events: number;
+  duplicates: number;
+  batches: number;
+  appliedThroughLine: number;
+}): string {
+  if (result.events === 0 && result.duplicates === 0) return 'nothing was applied.';
   const transactions = `${result.batches} transaction${result.batches === 1 ? '' : 's'}`;
-  return `${result.events} events through line ${result.appliedThroughLine} were applied (${transactions}).`;
+  const skipped = result.duplicates > 0 ? `, ${result.duplicates} duplicates skipped` : '';
+  return `${result.events} events through line ${result.appliedThroughLine} were applied (${transactions}${skipped}).`;
 }
 
 /** The text report: each line with its control characters escaped (a message can quote the input). */
@@ -63,11 +104,16 @@ function report(result: IngestResult, name: string): number {
   const out = (line: string) => process.stdout.write(`${printable(line)}\n`);
   const err = (line: string) => process.stderr.write(`${printable(line)}\n`);
   switch (result.outcome) {
-    case 'applied':
+    case 'applied': {
+      const skipped =
+        result.duplicates > 0
+          ? ` ${result.duplicates} duplicate${result.duplicates === 1 ? '' : 's'} (ids applied before) skipped.`
+          : '';
       out(
-        `Applied ${result.events} events from ${name} in ${result.batches} transaction${result.batches === 1 ? '' : 's'}.`,
+        `Applied ${result.events} events from ${name} in ${result.batches} transaction${result.batches === 1 ? '' : 's'}.${skipped}`,
       );
       return 0;
+    }
     case 'invalid':
       for (const error of result.errors) err(`${name}: line ${error.line}: field ${error.field} ${error.message}`);
       err(`${name}: rejected; nothing was applied.`);

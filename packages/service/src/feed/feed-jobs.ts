@@ -3,6 +3,7 @@ import type { Limits } from '../limits.js';
 import type { Store, TrimOptions } from '../store/store.js';
 import { capturePending } from '../write/commands/capture.js';
 import { runCommand } from '../write/commands/commands.js';
+import { INTAKE_ID_RETENTION_MS } from '../write/intake/intake-defaults.js';
 
 // The feed's background jobs, run by `serve`: capture of teams a key newly names, and retention.
 // Both are safe to run from several processes at once (capture checks `capturedAt` inside its last
@@ -50,6 +51,11 @@ export async function trimUsageOnce(
   });
 }
 
+/** Retention of the intake's applied ids (docs/ingest.md): ids applied more than 7 days ago. Rows dropped. */
+export async function trimIntakeIdsOnce(store: Store, clock: Clock): Promise<number> {
+  return runCommand(store, 'intake.trim_ids', { before: clock.now() - INTAKE_ID_RETENTION_MS });
+}
+
 export interface FeedJobsOptions {
   store: Store;
   clock: Clock;
@@ -88,6 +94,7 @@ export function startFeedJobs(options: FeedJobsOptions): () => Promise<void> {
     run('retention', async () => {
       await trimFeedOnce(store, clock, limits, { signal: stopping.signal });
       await trimUsageOnce(store, clock, limits, { signal: stopping.signal });
+      await trimIntakeIdsOnce(store, clock);
     });
 
   const captureTimer = setInterval(capture, options.captureEveryMs ?? 3_000);

@@ -5,6 +5,7 @@ import { Crm } from '../write/events/crm.js';
 import type { CrmEvent } from '../write/events/events.js';
 import { checkEvent, normaliseEvent, stripContent } from '../write/events/parse-event.js';
 import { WriteError } from '../write/events/write-error.js';
+import { applyIngestBatch } from '../write/intake/ingest-batch.js';
 import { DEFAULT_INGEST_BATCH, DEFAULT_STDIN_LIMIT_MIB } from './ingest-defaults.js';
 import { type NumberedLine, ndjsonLines } from './ndjson-lines.js';
 
@@ -20,8 +21,10 @@ export interface LineError {
 
 /** What was committed before a failure: every batch before the failing one, and nothing after. */
 export interface Committed {
-  /** Events committed by the batches before the failing one. */
+  /** Events committed by the batches before the failing one (duplicates not counted). */
   events: number;
+  /** Events of those batches skipped because their id was applied before with the same content. */
+  duplicates: number;
   /** Batches (transactions) committed before the failing one. */
   batches: number;
   /** Lines of the batches committed before the failing one (0 when none was). */
@@ -34,7 +37,7 @@ export interface LineRange {
 }
 
 export type IngestResult =
-  | { outcome: 'applied'; lines: number; events: number; batches: number }
+  | { outcome: 'applied'; lines: number; events: number; duplicates: number; batches: number }
   | { outcome: 'invalid'; errors: LineError[] }
   | (Committed & {
       /** The write side refused an event: the batch holding it was rolled back. */
@@ -64,6 +67,8 @@ export interface IngestDeps {
   store: Store;
   clock: Clock;
   batchSize?: number;
+  /** The source events' ids belong to (default `ingest`): an id applied before is a duplicate. */
+  source?: string;
   /** Called after every validated chunk of lines and after every committed batch. */
   onProgress?: (progress: IngestProgress) => void;
 }
@@ -112,18 +117,40 @@ async function applyEntries(
   entries: AsyncIterable<Entry> | Iterable<Entry>,
   total: number,
   deps: IngestDeps,
+  follow: { lingerMs: number } | undefined = undefined,
 ): Promise<IngestResult> {
   const batchSize = deps.batchSize ?? DEFAULT_INGEST_BATCH;
   const crm = new Crm(deps.store, deps.clock);
-  const done: Committed = { events: 0, batches: 0, appliedThroughLine: 0 };
+  const source = deps.source ?? DEFAULT_INGEST_SOURCE;
+  const done: Committed = { events: 0, duplicates: 0, batches: 0, appliedThroughLine: 0 };
   const input = (async function* () {
     yield* entries;
   })();
+  // Following a stream, a batch also ends `lingerMs` after its first event: the line being awaited then
+  // starts the next batch.
+  let pending: Promise<IteratorResult<Entry>> | undefined;
+  const nextEntry = async (deadline: number | undefined): Promise<IteratorResult<Entry> | 'linger'> => {
+    pending ??= input.next();
+    let result: IteratorResult<Entry> | 'linger';
+    if (deadline === undefined) result = await pending;
+    else {
+      let timer: NodeJS.Timeout | undefined;
+      const linger = new Promise<'linger'>((resolve) => {
+        timer = setTimeout(() => resolve('linger'), Math.max(0, deadline - Date.now()));
+      });
+      result = await Promise.race([pending, linger]).finally(() => clearTimeout(timer));
+    }
+    if (result !== 'linger') pending = undefined;
+    return result;
+  };
   const readBatch = (): Batch => {
     const batch: Batch = { events: [], lines: [], end: false, read: Promise.resolve() };
     batch.read = (async () => {
+      let deadline: number | undefined;
       while (batch.events.length < batchSize) {
-        const next = await input.next();
+        const next = await nextEntry(deadline);
+        if (next === 'linger') return;
+        if (follow && deadline === undefined) deadline = Date.now() + follow.lingerMs;
         if (next.done) {
           batch.end = true;
           return;
@@ -157,8 +184,14 @@ async function applyEntries(
       }
       if (current.events.length === 0) break;
       ahead = current.end ? undefined : readBatch();
-      await crm.applyBatch(current.events, { checked: true });
-      done.events += current.events.length;
+      if (current.events.some((event) => event.id !== undefined)) {
+        const applied = await applyIngestBatch(deps.store, deps.clock, { source, events: current.events });
+        done.events += applied.applied;
+        done.duplicates += applied.duplicates;
+      } else {
+        await crm.applyBatch(current.events, { checked: true });
+        done.events += current.events.length;
+      }
       done.batches += 1;
       done.appliedThroughLine = current.lines[current.lines.length - 1]!;
       lines += current.events.length;
@@ -180,16 +213,19 @@ async function applyEntries(
     }
     return { outcome: 'failed', ...done, rejected: range(current), line: undefined, message: describe(error) };
   } finally {
-    // Stopped early: let the batch read ahead settle, then close the input (a file is closed).
-    await ahead?.read.catch(() => undefined);
-    await input.return(undefined);
+    // Stopped early: let the batch read ahead settle, then close the input (a file is closed). A stream
+    // followed may never send another line: its reader closes it (cli/ingest-command.ts).
+    if (!follow) {
+      await ahead?.read.catch(() => undefined);
+      await input.return(undefined);
+    }
   }
-  return { outcome: 'applied', lines, events: done.events, batches: done.batches };
+  return { outcome: 'applied', lines, events: done.events, duplicates: done.duplicates, batches: done.batches };
 }
 
 /** A failure before anything was committed (reading the input during validation). */
 function failedBeforeApply(error: unknown): IngestResult {
-  const none = { events: 0, batches: 0, appliedThroughLine: 0 };
+  const none = { events: 0, duplicates: 0, batches: 0, appliedThroughLine: 0 };
   return { outcome: 'failed', ...none, rejected: undefined, line: undefined, message: describe(error) };
 }
 
@@ -271,4 +307,37 @@ export async function ingestStream(input: Readable, deps: IngestDeps & { limitBy
     }
   }
   return applyEntries(entries(), kept.length, deps);
+}
+
+/** The source of an ingest's event ids unless `--source` names another. */
+export const DEFAULT_INGEST_SOURCE = 'ingest';
+
+/** A line followed from a stream: its event, which must carry an id, or why it is refused. */
+function checkFollowed(entry: NumberedLine): Entry {
+  const result = check(entry);
+  if (!result.ok) return { line: entry.line, error: result.error };
+  if (result.event.id === undefined)
+    return {
+      line: entry.line,
+      error: { line: entry.line, field: 'id', message: 'is required on every event of a followed stream (--follow)' },
+    };
+  return { line: entry.line, event: result.event };
+}
+
+/**
+ * Follows a stream that may never end (`ingest - --follow`): each line is checked as it comes and its
+ * event applied in a batch that commits when it holds `batchSize` events or `lingerMs` after its first
+ * event, whichever comes first. Every event must carry an id, so sending a line again after a failure
+ * applies nothing twice. A line that does not validate stops it: the batches before it stay committed
+ * and the report names the line.
+ */
+export async function ingestFollow(input: Readable, deps: IngestDeps & { lingerMs: number }): Promise<IngestResult> {
+  async function* entries(): AsyncGenerator<Entry> {
+    for await (const entry of ndjsonLines(input)) yield checkFollowed(entry);
+  }
+  try {
+    return await applyEntries(entries(), 0, deps, { lingerMs: deps.lingerMs });
+  } catch (error) {
+    return failedBeforeApply(error);
+  }
 }

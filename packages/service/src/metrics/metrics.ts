@@ -1,5 +1,6 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { PoolUsage, Store } from '../store/store.js';
+import { registerIntakeMetrics } from './intake-metrics.js';
 
 // The process's Prometheus metrics (docs/operations.md, "Metrics"), served on the operator listener.
 // The request path only increments counters whose labels are bounded: route templates, methods, statuses,
@@ -37,7 +38,8 @@ export interface MetricSources {
   pageCache?: PageCacheReadings;
   /** What the feed's read-ahead pages came to (feed/feed-read-ahead.ts). */
   feedReadAhead?: { readonly used: number; readonly stale: number; readonly unused: number };
-  store?: Pick<Store, 'feedHeadTimes' | 'poolUsage'>;
+  /** The intake's gauges (intake-metrics.ts) read its two members when the store has them. */
+  store?: Pick<Store, 'feedHeadTimes' | 'poolUsage'> & Partial<Pick<Store, 'intakeSources' | 'quarantineSummary'>>;
   /** Milliseconds since the epoch (the server's clock). */
   now?: () => number;
 }
@@ -219,6 +221,11 @@ export class Metrics {
         for (const head of heads) this.set({ team: head.team }, Math.max(0, (at - head.recordedAt) / 1000));
       },
     });
+    registerIntakeMetrics(
+      this.registry,
+      () => this.sources,
+      (p) => withinMs(p, SCRAPE_QUERY_MS),
+    );
   }
 
   /** Where the scrape-time gauges read from (set once the server has its store, cache and Redis). */

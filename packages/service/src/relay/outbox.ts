@@ -122,15 +122,23 @@ export class Outbox {
     return bound;
   }
 
-  /** Rows not yet relayed after `position`, and the age in seconds of the oldest (0 when none). */
-  async lag(position: number): Promise<{ rows: number; seconds: number }> {
-    const result = await this.pool.query<{ rows: string; oldest: string | null }>(
+  /**
+   * Rows not yet relayed after `position`, the age in seconds of the oldest (0 when none), and the last id
+   * the sequence gave (0 before the first).
+   */
+  async lag(position: number): Promise<{ rows: number; seconds: number; lastId: number }> {
+    const result = await this.pool.query<{ rows: string; oldest: string | null; last: string | null }>(
       `SELECT (SELECT count(*) FROM (SELECT 1 FROM ${this.table} WHERE id > $1 LIMIT 1000000) s) AS rows,
-              (SELECT extract(epoch FROM now() - created_at)::text FROM ${this.table} WHERE id > $1 ORDER BY id LIMIT 1) AS oldest`,
-      [position],
+              (SELECT extract(epoch FROM now() - created_at)::text FROM ${this.table} WHERE id > $1 ORDER BY id LIMIT 1) AS oldest,
+              pg_sequence_last_value($2::regclass) AS last`,
+      [position, this.sequence],
     );
     const row = result.rows[0];
-    return { rows: Number(row?.rows ?? 0), seconds: Math.max(0, Number(row?.oldest ?? 0)) };
+    return {
+      rows: Number(row?.rows ?? 0),
+      seconds: Math.max(0, Number(row?.oldest ?? 0)),
+      lastId: Number(row?.last ?? 0),
+    };
   }
 
   async close(): Promise<void> {

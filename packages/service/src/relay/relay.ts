@@ -141,12 +141,21 @@ export async function runRelay(options: RelayOptions): Promise<number> {
   let limit = options.batch;
   let lagAt = 0;
   let lagLoggedAt = Date.now();
-  const measureLag = async (force = false) => {
+  /** False when the outbox's ids went back below the position (a restored CRM database). */
+  const measureLag = async (force = false): Promise<boolean> => {
     const now = Date.now();
-    if (!force && now - lagAt < LAG_EVERY_MS) return;
+    if (!force && now - lagAt < LAG_EVERY_MS) return true;
     lagAt = now;
     try {
       const lag = await outbox.lag(position);
+      if (lag.lastId < position) {
+        // New rows would take ids the service already holds, below the position: never read, never sent.
+        logger.error(
+          { source, position, outbox_last_id: lag.lastId },
+          "the outbox's ids are behind the service's last_seq (was the CRM's database restored?): see docs/intake.md, \"After the CRM restores its own database\"",
+        );
+        return false;
+      }
       metrics.lagRows.set(lag.rows);
       metrics.lagSeconds.set(lag.seconds);
       if (now - lagLoggedAt >= LAG_LOG_EVERY_MS) {
@@ -156,6 +165,7 @@ export async function runRelay(options: RelayOptions): Promise<number> {
     } catch {
       // The next read reports the database's state.
     }
+    return true;
   };
 
   while (!signal.aborted) {
@@ -166,7 +176,7 @@ export async function runRelay(options: RelayOptions): Promise<number> {
       await backOff(`outbox: ${(error as Error).message}`);
       continue;
     }
-    await measureLag();
+    if (!(await measureLag())) return 1;
     if (rows.length === 0) {
       if (options.once) {
         await measureLag(true);

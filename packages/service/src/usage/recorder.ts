@@ -64,14 +64,54 @@ const RESOLVED_MAX = 10_000;
 /** Distinct count rows held between flushes at most (integration x hour x route x reason). */
 const COUNTS_MAX = 100_000;
 
+/** hour -> owner -> route -> reason -> count. */
+type CountTable = Map<number, Map<string, Map<string, Map<string, UsageCount>>>>;
+/** kind -> id -> use. */
+type UseTable = Map<LastUseKind, Map<string, LastUse>>;
+
+/** The map under `key`, made when missing. */
+function level<K, V extends Map<unknown, unknown>>(map: Map<K, V>, key: K): V {
+  let found = map.get(key);
+  if (found === undefined) {
+    found = new Map() as V;
+    map.set(key, found);
+  }
+  return found;
+}
+
+/** Adds `c` to its row of `table` (taking `c` itself as the row when there is none); true when it made a row. */
+function addCount(table: CountTable, c: UsageCount): boolean {
+  const reasons = level(level(level(table, c.hour), c.integration), c.route);
+  const count = reasons.get(c.reason);
+  if (!count) {
+    reasons.set(c.reason, c);
+    return true;
+  }
+  count.requests += c.requests;
+  count.items += c.items;
+  if (c.lastAt > count.lastAt) count.lastAt = c.lastAt;
+  return false;
+}
+
+/** Every count of a table. */
+function* countsOf(table: CountTable): Generator<UsageCount> {
+  for (const owners of table.values())
+    for (const routes of owners.values()) for (const reasons of routes.values()) yield* reasons.values();
+}
+
 export class UsageRecorder {
   private log: RequestLogRow[] = [];
   /** Rows whose integration is a presented key's, still to resolve: the row and the key it named. */
   private unresolved: { row: RequestLogRow; key: string }[] = [];
-  private counts = new Map<string, UsageCount>();
+  /**
+   * Counts by hour, owner, route and reason, in nested maps: each level's key is a string the request already
+   * holds (the route template, the integration id), so a request builds no key of its own.
+   */
+  private counts: CountTable = new Map();
   /** Counts of refused keys, by key lookup id, resolved at flush time. */
-  private keyCounts = new Map<string, UsageCount>();
-  private uses = new Map<string, LastUse>();
+  private keyCounts: CountTable = new Map();
+  private countRows = 0;
+  private uses: UseTable = new Map();
   private readonly resolved = new Map<string, string>();
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
@@ -118,14 +158,15 @@ export class UsageRecorder {
     const byKey = a.integration === null && a.presentedKey !== null;
     const owner = byKey ? (a.presentedKey as string) : integration;
     const table = byKey ? this.keyCounts : this.counts;
-    const key = `${owner}\u0000${hour}\u0000${a.route}\u0000${a.reason}`;
-    const count = table.get(key);
+    const reasons = level(level(level(table, hour), owner), a.route);
+    const count = reasons.get(a.reason);
     if (count) {
       count.requests++;
       count.items += a.items;
       if (a.at > count.lastAt) count.lastAt = a.at;
-    } else if (this.counts.size + this.keyCounts.size < COUNTS_MAX) {
-      table.set(key, {
+    } else if (this.countRows < COUNTS_MAX) {
+      this.countRows++;
+      reasons.set(a.reason, {
         integration: owner,
         hour,
         route: a.route,
@@ -147,9 +188,9 @@ export class UsageRecorder {
   }
 
   private use(kind: LastUseKind, id: string, at: number, address: string): void {
-    const key = `${kind}\u0000${id}`;
-    const use = this.uses.get(key);
-    if (!use) this.uses.set(key, { kind, id, at, address });
+    const ids = level(this.uses, kind);
+    const use = ids.get(id);
+    if (!use) ids.set(id, { kind, id, at, address });
     else if (at >= use.at) {
       use.at = at;
       use.address = address;
@@ -178,37 +219,28 @@ export class UsageRecorder {
   }
 
   private async write(): Promise<void> {
-    const log = this.log;
-    const unresolved = this.unresolved;
-    const counts = this.counts;
-    const keyCounts = this.keyCounts;
-    const uses = this.uses;
+    const { log, unresolved, counts, keyCounts, uses } = this;
     if (log.length === 0 && counts.size === 0 && keyCounts.size === 0 && uses.size === 0) return;
     this.log = [];
     this.unresolved = [];
     this.counts = new Map();
     this.keyCounts = new Map();
+    this.countRows = 0;
     this.uses = new Map();
     try {
-      const keys = new Set([...unresolved.map((u) => u.key), ...[...keyCounts.values()].map((c) => c.integration)]);
+      const keys = new Set(unresolved.map((u) => u.key));
+      for (const c of countsOf(keyCounts)) keys.add(c.integration);
       const owners = await this.resolve([...keys]);
       for (const { row, key } of unresolved) row.integration = owners.get(key) ?? '';
-      const merged = new Map(counts);
-      for (const c of keyCounts.values()) {
-        const owner = owners.get(c.integration) ?? '';
-        const key = `${owner}\u0000${c.hour}\u0000${c.route}\u0000${c.reason}`;
-        const into = merged.get(key);
-        if (into) {
-          into.requests += c.requests;
-          into.items += c.items;
-          into.lastAt = Math.max(into.lastAt, c.lastAt);
-        } else merged.set(key, { ...c, integration: owner });
-      }
-      await runCommand(this.options.store, 'usage.append', {
-        log,
-        counts: [...merged.values()],
-        lastUses: [...uses.values()],
-      });
+      // A refused key's counts join its integration's (a copy: the table keeps them for a retry).
+      const merged: UsageCount[] = [];
+      const joined: CountTable = new Map();
+      for (const c of countsOf(counts)) addCount(joined, { ...c });
+      for (const c of countsOf(keyCounts)) addCount(joined, { ...c, integration: owners.get(c.integration) ?? '' });
+      merged.push(...countsOf(joined));
+      const lastUses: LastUse[] = [];
+      for (const ids of uses.values()) lastUses.push(...ids.values());
+      await runCommand(this.options.store, 'usage.append', { log, counts: merged, lastUses });
       this.state.flushes++;
       this.state.lastFlushAt = this.options.clock.now();
     } catch (error) {
@@ -238,9 +270,9 @@ export class UsageRecorder {
   private putBack(
     log: RequestLogRow[],
     unresolved: { row: RequestLogRow; key: string }[],
-    counts: Map<string, UsageCount>,
-    keyCounts: Map<string, UsageCount>,
-    uses: Map<string, LastUse>,
+    counts: CountTable,
+    keyCounts: CountTable,
+    uses: UseTable,
   ): void {
     const room = Math.max(0, this.options.limits.requestLogQueue - this.log.length);
     const kept = log.slice(Math.max(0, log.length - room));
@@ -248,19 +280,8 @@ export class UsageRecorder {
     this.log = [...kept, ...this.log];
     const back = new Set(kept);
     this.unresolved = [...unresolved.filter((u) => back.has(u.row)), ...this.unresolved];
-    for (const [table, from] of [
-      [this.counts, counts],
-      [this.keyCounts, keyCounts],
-    ] as const) {
-      for (const [key, c] of from) {
-        const now = table.get(key);
-        if (now) {
-          now.requests += c.requests;
-          now.items += c.items;
-          now.lastAt = Math.max(now.lastAt, c.lastAt);
-        } else table.set(key, c);
-      }
-    }
-    for (const u of uses.values()) this.use(u.kind, u.id, u.at, u.address);
+    for (const c of countsOf(counts)) if (addCount(this.counts, c)) this.countRows++;
+    for (const c of countsOf(keyCounts)) if (addCount(this.keyCounts, c)) this.countRows++;
+    for (const ids of uses.values()) for (const u of ids.values()) this.use(u.kind, u.id, u.at, u.address);
   }
 }

@@ -1,14 +1,17 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { LEASE_MS } from '../../src/access/limits/lease-table.js';
 import { redisClientOptions } from '../../src/access/limits/redis-health.js';
+import { StoreAccessControl } from '../../src/access/store-access-control.js';
+import { DEFAULT_LIMITS } from '../../src/limits.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
 import { type AccessHarness, accessHarness, putPlainRecords } from './http-harness.js';
 import { HAS_REDIS_SERVER, type OwnRedis, startOwnRedis } from './own-redis.js';
 
-// What a request sends Redis (docs/limits.md, "One round trip"): every command the API's client sends is
-// recorded, and the give-back of an unused reservation can be held back unsent, which shows that the answer
-// never waits for it. On a redis-server of the test's own.
+// What a request sends Redis (docs/limits.md, "One round trip" and "Leases"): every command the API's client
+// sends is recorded, and the give-back of an unused reservation can be held back unsent, which shows that the
+// answer never waits for it. On a redis-server of the test's own.
 
 const TEAM = { 'service-team': 'team_a1' };
 
@@ -66,12 +69,13 @@ async function until(check: () => boolean | Promise<boolean>): Promise<void> {
 }
 
 describe.skipIf(!HAS_REDIS_SERVER)(
-  `one Redis round trip per request (own redis-server)${HAS_REDIS_SERVER ? '' : ' (skipped: redis-server not on PATH)'}`,
+  `at most one Redis round trip per request, none while a lease covers it (own redis-server)${HAS_REDIS_SERVER ? '' : ' (skipped: redis-server not on PATH)'}`,
   () => {
     let redis: OwnRedis;
     let store: SqliteStore;
     let api: Redis;
     let reader: Redis;
+    let other: Redis;
     let h: AccessHarness;
     let rec: ReturnType<typeof recorder>;
     const away: string[] = [];
@@ -91,6 +95,7 @@ describe.skipIf(!HAS_REDIS_SERVER)(
       };
       api = await connect();
       reader = await connect();
+      other = await connect();
       await reader.flushdb();
       rec = recorder(api);
       away.length = 0;
@@ -99,15 +104,19 @@ describe.skipIf(!HAS_REDIS_SERVER)(
       await putCalls(store, 3);
       h = await accessHarness(
         store,
-        {},
+        // Read requests are counted in slices of at most an eighth of the limit: a large limit lets the slice
+        // follow the use alone.
+        { readRequestsPerMinute: 1_000_000 },
         {
           redis: api,
           redisPrefix: prefix,
           logger: { warn: (_fields, message) => away.push(message), info: () => undefined },
         },
       );
-      // The first request loads the scripts on the connection (EVAL once, EVALSHA from then on).
+      // The first request loads the scripts on the connection (EVAL once, EVALSHA from then on), and starts
+      // the lock mirror.
       expect((await h.inject('/v1/me')).statusCode).toBe(200);
+      await until(() => h.access.locksMirrored);
     });
     afterEach(async () => {
       rec.hold(false);
@@ -116,25 +125,35 @@ describe.skipIf(!HAS_REDIS_SERVER)(
       h.access.close();
       api.disconnect();
       reader.disconnect();
+      other.disconnect();
       await store.close();
     });
 
-    it('a charged request on the hot path sends one command: the firewall block, the address lock, the quota and the rate allowance in one script', async () => {
-      const me = await rec.during(() => h.inject('/v1/me'));
-      expect(me.result.statusCode).toBe(200);
-      expect(me.commands.map((c) => c.name)).toEqual(['evalsha']);
-
-      // A full page keeps everything it set aside: nothing to give back, nothing else sent.
+    it('while the lock mirror is not live, a charge checks the locks on Redis in the same one script as its lease', async () => {
+      // A new process: its mirror starts with its first charge.
+      await h.rebuild({ readRequestsPerMinute: 1_000_000 });
       const page = await rec.during(() => h.inject('/v1/calls?limit=3', { headers: TEAM }));
       expect(page.result.statusCode).toBe(200);
       expect(page.result.json().data).toHaveLength(3);
-      expect(page.commands.map((c) => c.name)).toEqual(['evalsha']);
+      const scripts = page.commands.filter((c) => c.name.startsWith('eval'));
+      expect(scripts).toHaveLength(1);
       // The script checked both locks of the address and took from the quota and the items a minute.
-      const keys = page.commands[0]?.args ?? [];
+      const keys = scripts[0]?.args ?? [];
       expect(keys).toContain(`${prefix}:lock:firewall:192.0.2.10`);
       expect(keys).toContain(`${prefix}:lock:auth:ip:192.0.2.10`);
       expect(keys.some((k) => k.startsWith(`${prefix}:quota:${h.integrationId}:`))).toBe(true);
       expect(keys).toContain(`${prefix}:items:${h.integrationId}`);
+    });
+
+    it('a busy key is served from its lease: once its recent use sizes a slice, requests send Redis nothing', async () => {
+      const started = performance.now();
+      while (performance.now() - started < 3 * LEASE_MS) expect((await h.inject('/v1/me')).statusCode).toBe(200);
+      const busy = await rec.during(async () => {
+        for (let i = 0; i < 50; i++) expect((await h.inject('/v1/me')).statusCode).toBe(200);
+      });
+      // At most one new slice for 50 requests (a slice holds half a second of the use just measured).
+      expect(busy.commands.filter((c) => c.name.startsWith('eval')).length).toBeLessThanOrEqual(1);
+      expect(busy.commands.length).toBeLessThanOrEqual(1);
     });
 
     it('the unused part of a reservation is given back without the answer waiting for it', async () => {
@@ -166,21 +185,63 @@ describe.skipIf(!HAS_REDIS_SERVER)(
       expect((await h.inject('/v1/teams')).statusCode).toBe(200);
     });
 
-    it('a locked address is refused from that same one command, before anything is counted', async () => {
-      await reader.set(`${prefix}:lock:auth:ip:192.0.2.10`, String(h.clock.now() + 600_000), 'PX', 600_000);
-      const locked = await rec.during(() => h.inject('/v1/calls?limit=3', { headers: TEAM }));
-      expect(locked.result.statusCode).toBe(429);
-      expect(locked.result.headers['retry-after']).toBe('600');
-      expect(locked.result.json().code).toBe('rate_limited');
-      expect(locked.commands.map((c) => c.name)).toEqual(['evalsha']);
-      expect(await reader.get(`${prefix}:items:${h.integrationId}`)).toBeNull();
+    it('a lock set by another process refuses a request from the lock mirror, before anything is counted and without a Redis command', async () => {
+      const b = new StoreAccessControl({
+        store,
+        clock: h.clock,
+        limits: { ...DEFAULT_LIMITS, authFailuresPerIp: 2, firewallRequestsPerMinute: 2 },
+        redis: other,
+        redisPrefix: prefix,
+      });
+      try {
+        // Process B counts two failed authentications from the address and locks it.
+        for (let i = 0; i < 2; i++)
+          await b
+            .authenticate({ authorization: undefined, origin: undefined, ip: '192.0.2.10' })
+            .catch(() => undefined);
+        expect(await reader.get(`${prefix}:lock:auth:ip:192.0.2.10`)).not.toBeNull();
+        // The notice reaches this process's mirror when Redis answers B, well within the wait below.
+        const locked = await rec.during(async () => {
+          let res = await h.inject('/v1/calls?limit=3', { headers: TEAM });
+          for (let i = 0; i < 20 && res.statusCode !== 429; i++) {
+            await new Promise((resolve) => setTimeout(resolve, 5));
+            res = await h.inject('/v1/calls?limit=3', { headers: TEAM });
+          }
+          return res;
+        });
+        expect(locked.result.statusCode).toBe(429);
+        expect(locked.result.headers['retry-after']).toBe('600');
+        expect(locked.result.json().code).toBe('rate_limited');
+        const refused = await rec.during(() => h.inject('/v1/calls?limit=3', { headers: TEAM }));
+        expect(refused.result.statusCode).toBe(429);
+        expect(refused.commands).toEqual([]);
+        expect(await reader.get(`${prefix}:items:${h.integrationId}`)).toBeNull();
 
-      await reader.set(`${prefix}:lock:firewall:192.0.2.10`, String(h.clock.now() + 600_000), 'PX', 600_000);
-      const blocked = await rec.during(() => h.inject('/v1/me'));
-      expect(blocked.result.statusCode).toBe(429);
-      expect(blocked.result.body).toBe('');
-      expect(blocked.result.headers['retry-after']).toBeUndefined();
-      expect(blocked.commands.map((c) => c.name)).toEqual(['evalsha']);
+        // Process B blocks an address that sent three requests without a key: the firewall answers here too.
+        for (let i = 0; i < 3; i++) await b.firewallBlocked('192.0.2.11', false);
+        await until(async () => (await h.inject('/v1/me', { ip: '192.0.2.11' })).statusCode === 429);
+        const blocked = await rec.during(() => h.inject('/v1/me', { ip: '192.0.2.11' }));
+        expect(blocked.result.statusCode).toBe(429);
+        expect(blocked.result.body).toBe('');
+        expect(blocked.result.headers['retry-after']).toBeUndefined();
+        expect(blocked.commands).toEqual([]);
+      } finally {
+        b.close();
+      }
+    });
+
+    it('a lock that was on Redis before the mirror started is refused by the script, then loaded into the mirror', async () => {
+      await reader.set(`${prefix}:lock:auth:ip:192.0.2.12`, String(h.clock.now() + 600_000), 'PX', 600_000);
+      await h.rebuild({ readRequestsPerMinute: 1_000_000 });
+      const first = await rec.during(() => h.inject('/v1/calls?limit=3', { headers: TEAM, ip: '192.0.2.12' }));
+      expect(first.result.statusCode).toBe(429);
+      expect(first.result.headers['retry-after']).toBe('600');
+      expect(first.commands.filter((c) => c.name.startsWith('eval'))).toHaveLength(1);
+      await until(() => h.access.locksMirrored);
+      const later = await rec.during(() => h.inject('/v1/calls?limit=3', { headers: TEAM, ip: '192.0.2.12' }));
+      expect(later.result.statusCode).toBe(429);
+      expect(later.commands).toEqual([]);
+      expect(await reader.get(`${prefix}:items:${h.integrationId}`)).toBeNull();
     });
   },
 );

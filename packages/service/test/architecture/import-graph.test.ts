@@ -158,6 +158,7 @@ const SERVICE_LAYERS: readonly (readonly string[])[] = [
   ['server.ts'],
   ['internal'],
   ['operator-listener.ts'],
+  ['manage'],
   ['http'],
   ['metrics', 'feed', 'usage'],
   ['cursor-codec.ts', 'list-envelope.ts'],

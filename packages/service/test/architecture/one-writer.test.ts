@@ -12,7 +12,15 @@ import { describe, expect, it } from 'vitest';
 const SERVICE = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const STORE_FILE = join(SERVICE, 'src/store/store.ts');
 /** The store's members that change stored state. */
-const WRITE_MEMBERS = new Set(['write', 'setMeta', 'appendAudit', 'trimFeed', 'appendUsage', 'trimUsage']);
+const WRITE_MEMBERS = new Set([
+  'write',
+  'setMeta',
+  'appendAudit',
+  'trimFeed',
+  'trimIntakeIds',
+  'appendUsage',
+  'trimUsage',
+]);
 /** Folders allowed to use them. */
 const WRITERS = ['src/write/', 'src/store/'];
 /** What write/ may import: the layers below it (never access/, feed/, http/, cli/, metrics/, demo/, ingest/). */

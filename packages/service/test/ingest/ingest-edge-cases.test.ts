@@ -151,7 +151,7 @@ describeEachBackend('ingest edge cases', (makeStore) => {
       { type: 'lead.updated', at: '2026-01-11T12:00+01:00', lead: 'lead_1', notes: 'SECRET-NOTE', company: '' },
     ];
     const result = await ingestStream(Readable.from([ndjson(lines)]), { store, clock, batchSize: 3 });
-    expect(result).toEqual({ outcome: 'applied', lines: 7, events: 7, batches: 3 });
+    expect(result).toEqual({ outcome: 'applied', lines: 7, events: 7, duplicates: 0, batches: 3 });
     const record = JSON.parse((await store.getRecord('lead', 'lead_1'))?.json ?? '{}');
     expect(record).toMatchObject({ status: 'contacted', company: null });
   });

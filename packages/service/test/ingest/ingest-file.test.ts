@@ -26,7 +26,7 @@ describeEachBackend('ingest of an NDJSON file', (makeStore) => {
 
   it('applies every event of a valid file, in transactions of at most the batch size', async () => {
     const result = await ingestFile(file(ndjson(VALID_EVENTS)), { store, clock, batchSize: 4 });
-    expect(result).toEqual({ outcome: 'applied', lines: 6, events: 6, batches: 2 });
+    expect(result).toEqual({ outcome: 'applied', lines: 6, events: 6, duplicates: 0, batches: 2 });
     const lead = JSON.parse((await store.getRecord('lead', 'lead_1'))?.json ?? '{}');
     expect(lead).toMatchObject({ status: 'contacted', phone: '+4915123456789', stage: 'stg_new' });
   });

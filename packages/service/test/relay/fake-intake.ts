@@ -14,6 +14,8 @@ export interface FakeIntake {
   events(source?: string): Record<string, unknown>[];
   /** Every post: when it came and what it was answered. */
   posts: { at: number; status: number; follows: number; seqs: number[] }[];
+  /** Sets a source's last applied seq, as a service that applied more than this outbox holds. */
+  setLast(source: string, seq: number): void;
   /** The next `count` posts are answered `status` with `Retry-After: retryAfter` seconds. */
   refuse(count: number, status: number, retryAfter?: number): void;
   close(): Promise<void>;
@@ -85,6 +87,9 @@ export async function startFakeIntake(
     applied: (source = 'crm-main') => applied.get(source) ?? [],
     events: (source = 'crm-main') => events.get(source) ?? [],
     posts,
+    setLast: (source, seq) => {
+      last.set(source, seq);
+    },
     refuse: (count, status, retryAfter) => {
       refusals = { count, status, ...(retryAfter === undefined ? {} : { retryAfter }) };
     },

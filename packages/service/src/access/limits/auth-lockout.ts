@@ -81,6 +81,19 @@ export class AuthLockout {
     };
   }
 
+  /** Ends the lockout of key `keyId` and forgets its failures (the operator's unlock, manage/). */
+  async unlockKey(keyId: string): Promise<void> {
+    // A lock that ends now no longer holds: `lock` replaces the end time wherever the lock is kept.
+    await this.keyLocks.lock(keyId, this.clock.now(), 1);
+    await this.keyFailures.reset(keyId);
+  }
+
+  /** Ends the lockout of address `ip` and forgets its failures. */
+  async unlockAddress(ip: string): Promise<void> {
+    await this.ipLocks.lock(ip, this.clock.now(), 1);
+    await this.ipFailures.reset(ip);
+  }
+
   private isLocked(until: number | null): boolean {
     return until !== null && this.clock.now() < until;
   }

@@ -35,6 +35,8 @@ export type Taken =
 export interface Window {
   consumed: number;
   msBeforeNext: number | null;
+  /** The lease (window) a charge served from leases took from: its adjustments go back there. */
+  lease?: number;
 }
 
 /** A lock a charge checks first: it refuses the charge while the clock is before the lock's end. */
@@ -65,6 +67,8 @@ export interface Adjustment {
   counter: Counter;
   key: string;
   points: number;
+  /** The charge's `Window.lease` of this counter, when it was served from leases. */
+  lease?: number | undefined;
 }
 
 export interface Locks {
@@ -96,6 +100,8 @@ export interface CounterStore {
   adjust(changes: readonly Adjustment[], on: CountedOn, budget?: RequestBudget): void;
   /** True while Redis is in use (always false without Redis). */
   readonly redisUp: boolean;
+  /** True while this process holds a live mirror of the locks on Redis (lock-mirror.ts). */
+  readonly locksMirrored: boolean;
   /** Stops the Redis probe (before the client is closed). */
   close(): void;
 }

@@ -1,17 +1,21 @@
 import type { Redis } from 'ioredis';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
 import { adjustInMemory, chargeInMemory } from './charge-in-memory.js';
-import type { Charged, Counter, CounterStore, Locks } from './counter-store.js';
+import type { Charged, ChargeStep, Counter, CounterStore, LockCheck, Locks } from './counter-store.js';
+import { type LeasedAdjustment, LeasedCharges, type LeasedCounter, type LeasedStep } from './leased-charges.js';
+import { LockMirror } from './lock-mirror.js';
 import { isHeld, LockTable, memoryLocks, redisLocks } from './lock-table.js';
 import { type MemoryOps, MemoryWindows, memoryCounter, memoryOps } from './memory-windows.js';
 import { redisCounter, redisOps } from './redis-counter.js';
-import { type AwayReason, type HealthLogger, RedisHealth } from './redis-health.js';
+import { type AwayReason, type HealthLogger, RedisHealth, type RequestBudget } from './redis-health.js';
 import { limitScripts, type ScriptAnswer, type ScriptStep } from './redis-scripts.js';
 
 // Where counters and locks live: process memory (the embedded default) or Redis, shared by every API
 // process. With Redis every counter keeps a memory twin and every lock a memory copy; one RedisHealth per
 // process decides, for all of them at once, whether Redis is used or the memory side is (docs/limits.md,
 // "When Redis fails"). A Redis failure therefore degrades to per-process limits, never to a failed request.
+// While Redis is up, a charge spends slices of each window leased from Redis and checks the locks in a mirror
+// of them (leased-charges.ts, lock-mirror.ts), so a busy key does not cost a round trip per request.
 
 export interface CounterStoreOptions {
   redis?: Redis | undefined;
@@ -60,6 +64,7 @@ export function createCounterStore(options: CounterStoreOptions): CounterStore {
       adjust: (changes) =>
         adjustInMemory(changes.map((c) => ({ memory: partsOf(counterParts, c.counter).memory, ...c }))),
       redisUp: false,
+      locksMirrored: false,
       close: () => undefined,
     };
   }
@@ -71,6 +76,47 @@ export function createCounterStore(options: CounterStoreOptions): CounterStore {
     onAway: options.onRedisAway,
   });
   const scripts = limitScripts(redis);
+  const budgetMs = options.budgetMs ?? 250;
+  const leased = new LeasedCharges(scripts, health, budgetMs);
+  const lockChannel = `${prefix}:locks`;
+  const mirror = new LockMirror(redis, lockChannel, `${prefix}:lock:*`);
+  // A client closed for good takes the mirror's connection with it.
+  redis.on('end', () => mirror.close());
+  const setLock = (key: string, untilMs: number, ttlMs: number) => scripts.lock(key, untilMs, ttlMs, lockChannel);
+  /**
+   * The hot path, while Redis is up: the locks from this process's copies and the mirror when it is live (else
+   * on Redis, in the lease script), the counters from the leases. Undefined when a lock this process set holds
+   * (the locks before it are then asked on Redis, below).
+   */
+  const leasedCharge = (
+    locks: readonly LockCheck[],
+    now: number,
+    steps: readonly ChargeStep[],
+    budget: RequestBudget | undefined,
+  ): Promise<Charged> | undefined => {
+    mirror.ensure();
+    const live = mirror.live;
+    const lockKeys: string[] = [];
+    for (const [i, check] of locks.entries()) {
+      const parts = partsOf(lockParts, check.locks);
+      if (isHeld(parts.local.lockedUntil(check.key), now)) return undefined;
+      const key = parts.key(check.key);
+      if (!live) lockKeys.push(key);
+      else if (isHeld(mirror.lockedUntil(key), now)) return Promise.resolve({ ok: false, lock: i });
+    }
+    const leasedSteps: LeasedStep[] = [];
+    for (const s of steps) {
+      const parts = partsOf(counterParts, s.counter);
+      leasedSteps.push({ counter: parts.leased as LeasedCounter, id: s.key, rule: s.rule, points: s.points });
+    }
+    const inMemory = () =>
+      chargeInMemory(
+        locks.map((l) => ({ local: partsOf(lockParts, l.locks).local, key: l.key })),
+        now,
+        steps.map((s) => ({ ...s, memory: partsOf(counterParts, s.counter).memory })),
+      );
+    return leased.charge(lockKeys, now, leasedSteps, budget, inMemory);
+  };
   return {
     kind: 'redis',
     counter(name, points, duration) {
@@ -80,17 +126,28 @@ export function createCounterStore(options: CounterStoreOptions): CounterStore {
       const shared = new RateLimiterRedis({ storeClient: redis, keyPrefix, points, duration });
       const counter = redisCounter(redisOps(shared, points), memory, health);
       // rate-limiter-flexible's key for `key`: the scripts count on the same keys.
-      counterParts.set(counter, { memory, key: (key) => `${keyPrefix}:${key}`, limit: points, seconds: duration });
+      const key = (id: string) => `${keyPrefix}:${id}`;
+      counterParts.set(counter, {
+        memory,
+        key,
+        limit: points,
+        seconds: duration,
+        leased: leased.counter(key, points, duration),
+      });
       return counter;
     },
     locks(name) {
       const lockPrefix = `${prefix}:lock:${name}`;
       const local = new LockTable();
-      const locks = redisLocks(redis, lockPrefix, local, health);
+      const locks = redisLocks(redis, lockPrefix, local, health, setLock);
       lockParts.set(locks, { local, key: (key) => `${lockPrefix}:${key}` });
       return locks;
     },
     async charge(locks, now, steps, budget) {
+      if (steps.length > 0 && health.up) {
+        const hot = leasedCharge(locks, now, steps, budget);
+        if (hot) return hot;
+      }
       const lockers = locks.map((l) => ({ ...partsOf(lockParts, l.locks), id: l.key }));
       const counted = steps.map((s) => ({ ...s, ...partsOf(counterParts, s.counter), id: s.key }));
       const inMemory = () =>
@@ -127,9 +184,19 @@ export function createCounterStore(options: CounterStoreOptions): CounterStore {
       if (held < 0 || !charged.ok) return charged;
       return { ok: false, lock: held };
     },
-    adjust(changes, on, budget) {
-      const inMemory = changes.map((c) => ({ ...c, memory: partsOf(counterParts, c.counter).memory }));
+    adjust(all, on, budget) {
+      const inMemory = all.map((c) => ({ ...c, memory: partsOf(counterParts, c.counter).memory }));
       if (on === 'memory') return adjustInMemory(inMemory);
+      // Changes of a charge served from leases go back to the lease of the window they came from.
+      const ofLeases: LeasedAdjustment[] = [];
+      const changes = all.filter((c) => {
+        if (c.lease === undefined) return true;
+        const parts = partsOf(counterParts, c.counter);
+        if (parts.leased) ofLeases.push({ counter: parts.leased, id: c.key, points: c.points, lease: c.lease });
+        return !parts.leased;
+      });
+      if (ofLeases.length > 0) leased.adjust(ofLeases, budget);
+      if (changes.length === 0) return;
       const shared = changes.map((c) => {
         const parts = partsOf(counterParts, c.counter);
         return { key: parts.key(c.key), points: c.points, seconds: parts.seconds };
@@ -145,7 +212,14 @@ export function createCounterStore(options: CounterStoreOptions): CounterStore {
     get redisUp() {
       return health.up;
     },
-    close: () => health.close(),
+    get locksMirrored() {
+      return mirror.live;
+    },
+    close: () => {
+      health.close();
+      leased.close();
+      mirror.close();
+    },
   };
 }
 
@@ -155,6 +229,8 @@ interface CounterParts {
   key(key: string): string;
   limit: number;
   seconds: number;
+  /** Its leases (Redis counters only). */
+  leased?: LeasedCounter;
 }
 
 /** A lock store's memory table (the store itself without Redis) and its key on Redis. */

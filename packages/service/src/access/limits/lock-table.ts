@@ -35,15 +35,24 @@ export function memoryLocks(table: LockTable): Locks {
   };
 }
 
-/** Locks on Redis, each with a memory copy. */
-export function redisLocks(redis: Redis, prefix: string, local: LockTable, health: RedisHealth): Locks {
+/**
+ * Locks on Redis, each with a memory copy. `setLock` sets one on Redis with its notice to every process's
+ * lock mirror (lock-mirror.ts).
+ */
+export function redisLocks(
+  redis: Redis,
+  prefix: string,
+  local: LockTable,
+  health: RedisHealth,
+  setLock: (key: string, untilMs: number, ttlMs: number) => Promise<unknown>,
+): Locks {
   // Every lock is also kept in memory, so a lock this process set still holds here while Redis is away.
   return {
     async lock(key, untilMs, ttlMs, budget) {
       local.lock(key, untilMs, ttlMs);
       await health.run(
         async () => {
-          await redis.set(`${prefix}:${key}`, String(untilMs), 'PX', Math.max(1, Math.ceil(ttlMs)));
+          await setLock(`${prefix}:${key}`, untilMs, ttlMs);
         },
         async () => undefined,
         budget,

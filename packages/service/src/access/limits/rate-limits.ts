@@ -92,8 +92,9 @@ export class RateLimits {
       if (kept) return kept;
       kept = { items: sync ? keptItems - reserved : 0, quota: countsTowardQuota ? quotaItems - quotaReserved : 0 };
       const changes: Adjustment[] = [];
-      if (kept.items !== 0) changes.push({ counter, key: owner, points: kept.items });
-      if (kept.quota !== 0) changes.push({ counter: this.quota, key: quotaKey, points: kept.quota });
+      if (kept.items !== 0) changes.push({ counter, key: owner, points: kept.items, lease: minute.lease });
+      if (kept.quota !== 0)
+        changes.push({ counter: this.quota, key: quotaKey, points: kept.quota, lease: today?.lease });
       if (changes.length > 0) this.counters.adjust(changes, on, budget);
       return kept;
     };

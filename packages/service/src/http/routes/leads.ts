@@ -1,9 +1,9 @@
-import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import type { CursorScope } from '../../cursor-codec.js';
 import { ApiError } from '../../errors/catalogue.js';
 import { listBytes, listJson } from '../../list-envelope.js';
 import { DEFAULT_PAGE_SIZE, LeadsQuery, NoQuery, PageQuery, PathId, SearchBody } from '../../schemas/params.js';
 import { Activity, Lead, LeadDetail } from '../../schemas/records.js';
+import { parsePhoneNumberFromString } from '../../write/events/phone.js';
 import { decodeListCursor, encodeListCursor } from '../cursor.js';
 import { type Endpoint, endpoint } from '../endpoint.js';
 import { readPage, recordById } from '../listing.js';

@@ -1,4 +1,4 @@
-import { type Kysely, type Migration, sql } from 'kysely';
+import type { Kysely, Migration, sql as SqlTag } from 'kysely';
 import { type Backend, type Dialect, POSTGRES, SQLITE } from './dialect.js';
 
 // The versioned schema of both backends, applied in order by Kysely's migrator on every start. Names are
@@ -8,6 +8,12 @@ import { type Backend, type Dialect, POSTGRES, SQLITE } from './dialect.js';
 // as stored, and `jsonb` would re-serialize it (key order, spacing) on every read.
 
 type Up = (db: Kysely<unknown>, d: Dialect) => Promise<void>;
+
+/**
+ * Kysely's `sql` tag, loaded with the migrator when a migration runs (`migrationsFor`): a start with nothing
+ * to apply does not load Kysely at all (store/sqlite/sqlite-migrator.ts).
+ */
+let sql: typeof SqlTag;
 
 const v1: Up = async (db, d) => {
   const t = (name: 'serialKey' | 'text' | 'integer' | 'bigint') => sql.raw(d[name]);
@@ -213,7 +219,15 @@ const STEPS: Record<string, Up> = {
 /** The migrations of one backend, by the names databases record them under. */
 export function migrationsFor(d: Dialect): Record<string, Migration> {
   return Object.fromEntries(
-    Object.entries(STEPS).map(([name, up]) => [name, { up: (db: Kysely<unknown>) => up(db, d) } satisfies Migration]),
+    Object.entries(STEPS).map(([name, up]) => [
+      name,
+      {
+        up: async (db: Kysely<unknown>) => {
+          sql = (await import('kysely')).sql;
+          await up(db, d);
+        },
+      } satisfies Migration,
+    ]),
   );
 }
 

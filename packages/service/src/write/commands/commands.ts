@@ -12,6 +12,7 @@ import {
   setHoldsData,
   setOrganizationPlan,
 } from './access-commands.js';
+import { dropQuarantine, retryQuarantine } from '../intake/quarantine-commands.js';
 import { completeCapture, prepareLeads, requestCapture } from './capture-commands.js';
 import { closeConsoleSession, openConsoleSession, touchConsoleSession } from './console-session-commands.js';
 import {
@@ -75,6 +76,10 @@ export const COMMANDS = {
   'feed.trim': own((store, input: RetentionTrim) =>
     store.trimFeed(input.removalsBefore, input.supersededBefore, input),
   ),
+  // The intake's quarantine (write/intake/): a retry runs its own transactions, as a batch does.
+  'intake.quarantine_drop': tx(dropQuarantine),
+  'intake.quarantine_retry': own(retryQuarantine),
+  'intake.trim_ids': own((store, input: { before: number }) => store.trimIntakeIds(input.before)),
   // The request log, usage counts and last uses: a process's flush (usage/recorder.ts), and their retention.
   'usage.append': own((store, batch: UsageBatch) => store.appendUsage(batch)),
   'usage.trim': own((store, trim: UsageTrim) => store.trimUsage(trim)),

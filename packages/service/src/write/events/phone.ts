@@ -1,5 +1,19 @@
-import { parsePhoneNumberFromString } from 'libphonenumber-js';
+import { createRequire } from 'node:module';
 import type { PhoneStatus } from '../../schemas/enums.js';
+
+const require = createRequire(import.meta.url);
+let library: typeof import('libphonenumber-js') | undefined;
+
+/**
+ * libphonenumber-js's parser. The library and its metadata (about 120 modules) load on the first number
+ * parsed, not when a server starts (synchronously, as the write side's projections are).
+ */
+export function parsePhoneNumberFromString(
+  raw: string,
+): ReturnType<typeof import('libphonenumber-js').parsePhoneNumberFromString> {
+  library ??= require('libphonenumber-js') as typeof import('libphonenumber-js');
+  return library.parsePhoneNumberFromString(raw);
+}
 
 /**
  * A lead's phone as exported: E.164 only when the number validates without a default country (a

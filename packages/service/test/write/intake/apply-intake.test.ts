@@ -1,4 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { trimIntakeIdsOnce } from '../../../src/feed/feed-jobs.js';
+import { runCommand } from '../../../src/write/commands/commands.js';
 import type { CrmEvent } from '../../../src/write/events/events.js';
 import {
   applyIntakeBatch,
@@ -6,8 +8,9 @@ import {
   type IntakeBatchInput,
   type IntakeEventInput,
 } from '../../../src/write/intake/apply-intake.js';
+import { INTAKE_ID_RETENTION_MS } from '../../../src/write/intake/intake-defaults.js';
 import { describeEachBackend } from '../../support/backends.js';
-import { newLead, T0, type World, world } from '../events/fixture.js';
+import { newLead, T0, TEAM, type World, world } from '../events/fixture.js';
 
 // The intake's transactional apply (write/intake/apply-intake.ts): a source's batches in seq order,
 // duplicates by seq and by id, id conflicts, gaps, and the quarantine with its ordering lanes.
@@ -155,6 +158,39 @@ describeEachBackend('intake batches', (makeStore) => {
     expect(versions).toEqual([1, 2, 3]);
   });
 
+  it('a refusal after an event that wrote part of the batch early runs the batch again without it, applying each other event once', async () => {
+    await open();
+    await w.apply(newLead('lead_1'), newLead('lead_2'), {
+      type: 'call.recorded',
+      at: T0,
+      team: TEAM,
+      call: 'call_1',
+      lead: 'lead_1',
+      line: 'pbx',
+    } as CrmEvent);
+    // Moving a call to another lead, then reading a lead's calls, writes the pending entities before the
+    // refusal: the transaction is rolled back and run again (isolated-apply.ts).
+    let transactions = 0;
+    const write = w.store.write.bind(w.store);
+    w.store.write = (fn) => {
+      transactions += 1;
+      return write(fn);
+    };
+    const result = await post({
+      source: 'crm',
+      events: seqd(1, [
+        { type: 'call.updated', at: T0, call: 'call_1', lead: 'lead_2' } as CrmEvent,
+        renamed('lead_9', 'Ghost'),
+        renamed('lead_1', 'Ada'),
+      ]),
+    });
+    expect(result.ok && result.results.map((r) => r.outcome)).toEqual(['applied', 'quarantined', 'applied']);
+    expect(transactions).toBe(2);
+    expect(await name('lead_1')).toBe('Ada');
+    expect((await w.feedOf('lead', 'lead_1')).map((f) => f.version)).toEqual([1, 2]);
+    expect((await w.feedOf('call', 'call_1')).map((f) => f.version)).toEqual([1, 2]);
+  });
+
   it('two sources keep their own positions; a new source starts after 0 unless the batch says what it follows', async () => {
     await open();
     expect((await post({ source: 'crm', events: seqd(10, [newLead('lead_1')]) })).ok).toBe(false);
@@ -165,5 +201,85 @@ describeEachBackend('intake batches', (makeStore) => {
       ['billing', 1],
       ['crm', 10],
     ]);
+  });
+});
+
+describeEachBackend('the intake quarantine', (makeStore) => {
+  let w: World;
+  afterEach(async () => w.store.close());
+  const post = (first: number, events: CrmEvent[]) =>
+    applyIntakeBatch(w.store, w.clock, { source: 'crm', follows: first - 1, events: seqd(first, events) });
+  const retry = (input: { source?: string; lane?: string } = {}) =>
+    runCommand(w.store, 'intake.quarantine_retry', { ...input, now: w.clock.now() });
+  const quarantined = async () => (await w.store.intakeQuarantine({})).map((q) => [q.seq, q.code, q.attempts]);
+
+  it('a retry that is refused again counts one more attempt and keeps the lane waiting', async () => {
+    w = await world(makeStore);
+    await post(1, [renamed('lead_9', 'Ghost'), renamed('lead_9', 'Ghost 2')]);
+    const result = await retry({ lane: 'lead:lead_9' });
+    expect(result).toMatchObject({ applied: 0, refused: 1, waiting: 1 });
+    expect(await quarantined()).toEqual([
+      [1, 'unknown_lead', 2],
+      [2, 'waiting_behind', 0],
+    ]);
+  });
+
+  it('a retry once the cause is fixed applies the lane in seq order and empties it; later events then apply', async () => {
+    w = await world(makeStore);
+    await post(1, [renamed('lead_9', 'Ghost', 'ev-1'), renamed('lead_9', 'Ghost 2', 'ev-2')]);
+    await w.apply(newLead('lead_9'));
+    const result = await retry({ lane: 'lead:lead_9' });
+    expect(result).toMatchObject({ applied: 2, refused: 0, waiting: 0 });
+    expect(await quarantined()).toEqual([]);
+    expect((await w.record('lead', 'lead_9'))?.name).toBe('Ghost 2');
+    // Its ids count as applied: sent again, they are duplicates.
+    const again = await post(3, [renamed('lead_9', 'Ghost', 'ev-1'), renamed('lead_9', 'Ada')]);
+    expect(again.ok && again.results.map((r) => r.outcome)).toEqual(['duplicate', 'applied']);
+    expect((await w.store.intakeSources())[0]).toMatchObject({ applied: 3, duplicates: 1, quarantined: 2 });
+  });
+
+  it('retry --all goes lane by lane: a lane still refused does not hold another back', async () => {
+    w = await world(makeStore);
+    await post(1, [renamed('lead_8', 'A'), renamed('lead_9', 'B')]);
+    await w.apply(newLead('lead_8'));
+    const result = await retry();
+    expect(result).toMatchObject({ applied: 1, refused: 1 });
+    expect((await w.store.intakeQuarantine({})).map((q) => q.lane)).toEqual(['lead:lead_9']);
+  });
+
+  it('drop removes one event by source and seq, or a whole lane; the lane then no longer blocks', async () => {
+    w = await world(makeStore);
+    await post(1, [renamed('lead_9', 'A'), renamed('lead_9', 'B'), renamed('lead_7', 'C')]);
+    const one = await runCommand(w.store, 'intake.quarantine_drop', { source: 'crm', seq: 3 });
+    expect(one.map((e) => [e.seq, e.lane, e.outcome])).toEqual([[3, 'lead:lead_7', 'dropped']]);
+    const lane = await runCommand(w.store, 'intake.quarantine_drop', { lane: 'lead:lead_9' });
+    expect(lane.map((e) => e.seq)).toEqual([1, 2]);
+    expect(await quarantined()).toEqual([]);
+    await w.apply(newLead('lead_9'));
+    const later = await post(4, [renamed('lead_9', 'D')]);
+    expect(later.ok && later.results[0]?.outcome).toBe('applied');
+    await expect(runCommand(w.store, 'intake.quarantine_drop', {})).rejects.toThrow(/name a lane/);
+  });
+
+  it('applied ids are kept at least 7 days and trimmed after', async () => {
+    w = await world(makeStore);
+    await post(1, [withId(newLead('lead_1'), 'ev-1')]);
+    w.clock.advance(INTAKE_ID_RETENTION_MS - 60_000);
+    expect(await trimIntakeIdsOnce(w.store, w.clock)).toBe(0);
+    const within = await applyIntakeBatch(w.store, w.clock, {
+      source: 'crm',
+      follows: 0,
+      events: [{ seq: 1, event: withId(newLead('lead_1'), 'ev-1') }],
+    });
+    expect(within.ok && within.results[0]?.outcome).toBe('duplicate');
+    w.clock.advance(120_000);
+    expect(await trimIntakeIdsOnce(w.store, w.clock)).toBe(1);
+    // The source's last seq is kept for ever: the same seq is still a duplicate.
+    const late = await applyIntakeBatch(w.store, w.clock, {
+      source: 'crm',
+      follows: 0,
+      events: [{ seq: 1, event: withId(newLead('lead_1'), 'ev-1') }],
+    });
+    expect(late.ok && late.results[0]?.outcome).toBe('duplicate');
   });
 });
