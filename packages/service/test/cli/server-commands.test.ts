@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { parseCommandLine, programFor } from '../../src/cli/command-line.js';
 import { buildProgram } from '../../src/cli/program.js';
 
-// `serve` and `start` are registered alone when the command line names them, so a server does not load the
-// other commands' modules before it listens. What a user sees must not change: the same help, the same
+// `serve`, `start` and `relay` are registered alone when the command line names them, so a long-running
+// process does not load the other commands' modules before it starts its work. What a user sees must not change: the same help, the same
 // options, the same errors as in the whole command tree.
 
 /** What parsing `args` on `program` printed and how it ended; the command's action never runs. */
@@ -36,7 +36,7 @@ async function outcome(program: Command, args: string[]): Promise<string> {
   return `${out}|none`;
 }
 
-describe('serve and start registered alone', () => {
+describe('serve, start and relay registered alone', () => {
   const lines: string[][] = [
     ['serve', '--help'],
     ['serve', '-h'],
@@ -53,6 +53,9 @@ describe('serve and start registered alone', () => {
     ['start', '--port', '0', '--ops-port', '0'],
     ['start', '--leads', '-1'],
     ['start', '--bogus', '-h'],
+    ['relay', '--help'],
+    ['relay', '--batch', '0'],
+    ['relay', '--bogus'],
   ];
 
   it.each(lines)('parse %s ... as in the whole command tree: same help, options and errors', async (...args) => {
@@ -64,6 +67,7 @@ describe('serve and start registered alone', () => {
     const names = (program: Command) => program.commands.map((c) => c.name());
     expect(names(await programFor(['serve']))).toEqual(['serve']);
     expect(names(await programFor(['start', '--help']))).toEqual(['start']);
+    expect(names(await programFor(['relay', '--once']))).toEqual(['relay']);
     const whole = names(buildProgram());
     for (const args of [[], ['help', 'serve'], ['--help'], ['admin'], ['constructor'], ['servee'], ['-V', 'serve']]) {
       expect(names(await programFor(args))).toEqual(whole);
