@@ -12,13 +12,18 @@ import { seedTeam } from './fixtures.js';
 import { putTeamRecord } from './http-harness.js';
 
 // Two real API processes sharing one database and one Redis: one rate limit, one lockout, and a revoke
-// refused by the other process within 5 seconds. Needs REDIS_URL.
+// refused by the other process within 5 seconds; under load, the leases of both keep a key within its limit.
+// Needs REDIS_URL.
 
 const REDIS_URL = process.env.REDIS_URL;
 const here = fileURLToPath(new URL('.', import.meta.url));
 
-function startApi(dbPath: string, prefix: string): Promise<{ child: ChildProcess; base: string }> {
-  const limits = JSON.stringify({ itemsPerMinute: 100 });
+function startApi(
+  dbPath: string,
+  prefix: string,
+  over: Record<string, number> = { itemsPerMinute: 100 },
+): Promise<{ child: ChildProcess; base: string }> {
+  const limits = JSON.stringify(over);
   const child = spawn(
     process.execPath,
     ['--import', 'tsx', join(here, 'api-process.ts'), dbPath, REDIS_URL as string, prefix, limits],
@@ -135,3 +140,83 @@ describe.skipIf(!REDIS_URL)(`two API processes sharing Redis${REDIS_URL ? '' : '
     expect(Math.max(stopped.a, stopped.b)).toBeLessThanOrEqual(5000);
   }, 15_000);
 });
+
+describe.skipIf(!REDIS_URL)(
+  `two API processes under load, each spending leases of one key's window${REDIS_URL ? '' : ' (skipped: set REDIS_URL)'}`,
+  () => {
+    const dir = mkdtempSync(join(tmpdir(), 'crmx-lease-'));
+    const dbPath = join(dir, 'db.sqlite');
+    const prefix = `crmx-test-lease-${process.pid}-${Date.now()}`;
+    const limit = 3000;
+    let processes: { child: ChildProcess; base: string }[] = [];
+    let key: string;
+    let store: SqliteStore;
+
+    beforeAll(async () => {
+      store = new SqliteStore({ path: dbPath });
+      await store.migrate();
+      await seedTeam(store, 'team_solo');
+      await putTeamRecord(store, 'team_solo');
+      key = (await createIntegration(store, systemClock, { teams: ['team_solo'], name: 'Load' })).key;
+      await store.write(async (tx) => {
+        for (const id of ['lead_a', 'lead_b', 'lead_c']) {
+          await tx.putRecord({
+            kind: 'lead',
+            id,
+            team: 'team_solo',
+            lead: null,
+            board: null,
+            stage: null,
+            status: 'new',
+            email: null,
+            phone: null,
+            version: 1,
+            updatedAt: '2026-01-01T00:00:00.000Z',
+            json: JSON.stringify({ id }),
+          });
+        }
+      });
+      // A limit a page of 3 spends in 1,000 requests: long enough for both processes' slices to follow their use.
+      processes = await Promise.all([0, 1].map(() => startApi(dbPath, prefix, { itemsPerMinute: limit })));
+    }, 60_000);
+
+    afterAll(async () => {
+      for (const p of processes) p.child.kill('SIGTERM');
+      await store?.close();
+      const redis = new Redis(REDIS_URL as string);
+      const leftovers = await redis.keys(`${prefix}*`);
+      if (leftovers.length) await redis.del(...leftovers);
+      redis.disconnect();
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    it('items served in one window stay within the limit, and every answer carries headers the contract allows', async () => {
+      let items = 0;
+      const problems: string[] = [];
+      const loop = async (base: string) => {
+        for (;;) {
+          const res = await fetch(`${base}/leads?limit=3`, {
+            headers: { authorization: `Bearer ${key}`, 'service-team': 'team_solo' },
+          });
+          if (res.status === 429) {
+            const body = (await res.json()) as { code: string };
+            if (body.code !== 'rate_limited') problems.push(`429 ${body.code}`);
+            if (!(Number(res.headers.get('retry-after')) >= 1)) problems.push('429 without Retry-After');
+            return;
+          }
+          const page = (await res.json()) as { data: unknown[] };
+          if (res.status !== 200) problems.push(`status ${res.status}`);
+          items += page.data.length;
+          const remaining = Number(/"items-minute";r=(\d+);/.exec(res.headers.get('ratelimit') ?? '')?.[1]);
+          if (!(remaining >= 0 && remaining <= limit)) problems.push(`RateLimit ${res.headers.get('ratelimit')}`);
+        }
+      };
+      await Promise.all(processes.flatMap((p) => Array.from({ length: 6 }, () => loop(p.base))));
+      expect(problems).toEqual([]);
+      expect(items).toBeLessThanOrEqual(limit);
+      // Refused only once little is left: at most one slice (an eighth of the limit) held by the other process,
+      // and the pages in flight.
+      expect(items).toBeGreaterThanOrEqual(limit - limit / 8 - 2 * 6 * 3);
+    }, 60_000);
+  },
+);

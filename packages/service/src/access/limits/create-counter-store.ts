@@ -77,7 +77,7 @@ export function createCounterStore(options: CounterStoreOptions): CounterStore {
   });
   const scripts = limitScripts(redis);
   const budgetMs = options.budgetMs ?? 250;
-  const leased = new LeasedCharges(scripts, health, budgetMs);
+  const leased = new LeasedCharges(scripts, health, Math.min(budgetMs, 1000));
   const lockChannel = `${prefix}:locks`;
   const mirror = new LockMirror(redis, lockChannel, `${prefix}:lock:*`);
   // A client closed for good takes the mirror's connection with it.

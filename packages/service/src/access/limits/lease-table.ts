@@ -77,9 +77,9 @@ export class LeaseTable {
     return lease;
   }
 
-  /** Points the lease still holds unspent, 0 when its window ends within `marginMs` (a grant then starts anew). */
-  available(lease: Lease, now: number, marginMs: number): number {
-    return lease.endsAt - now > marginMs ? lease.granted - lease.used : 0;
+  /** Points the lease still holds unspent, 0 once its window ended. */
+  available(lease: Lease, now: number): number {
+    return lease.endsAt > now ? lease.granted - lease.used : 0;
   }
 
   /** Spends `points` of the lease, and counts them toward the key's recent use. */

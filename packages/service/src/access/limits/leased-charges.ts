@@ -38,7 +38,10 @@ export class LeasedCharges {
   constructor(
     private readonly scripts: LimitScripts,
     private readonly health: RedisHealth,
-    /** A lease whose window ends within this many ms is not spent (a grant sent then must land in time). */
+    /**
+     * Within this many ms of its window's end a lease hands nothing back (the window is about to end anyway, and
+     * a return must land before it does). A lease is spent until its end: that end is never later than Redis's.
+     */
     private readonly marginMs: number,
   ) {}
 
@@ -192,8 +195,8 @@ export class LeasedCharges {
   private covers(step: LeasedStep, lease: Lease, now: number): boolean {
     const { leases, limit } = step.counter;
     if (step.rule === 'read') return lease.endsAt > now;
-    if (step.points === 0) return step.rule === 'under' && lease.endsAt - now > this.marginMs && lease.total < limit;
-    return leases.available(lease, now, this.marginMs) >= step.points;
+    if (step.points === 0) return step.rule === 'under' && lease.endsAt > now && lease.total < limit;
+    return leases.available(lease, now) >= step.points;
   }
 
   private windows(steps: readonly LeasedStep[], leases: readonly Lease[], now: number): Window[] {
