@@ -31,7 +31,9 @@ export function usageHook(recorder: UsageRecorder, clock: Clock) {
       presentedKey = token === undefined ? null : (parseKey(token)?.lookupId ?? null);
     }
     recorder.record({
-      at: clock.now(),
+      // When the request arrived: a client's next request may reach another worker before this hook runs, and
+      // the order of arrivals is the order the client sent them in.
+      at: Math.round(clock.now() - reply.elapsedTime),
       integration: principal?.integrationId ?? null,
       keyId: principal?.keyId ?? null,
       presentedKey,

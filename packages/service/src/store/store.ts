@@ -1,4 +1,5 @@
 import type { FeedKind, RecordKind, RemovalReason } from '../schemas/enums.js';
+import type { IdempotencyClaim, IdempotencyRow } from './idempotency-types.js';
 import type {
   IntakeIdRow,
   IntakeSourceRow,
@@ -7,16 +8,6 @@ import type {
   QuarantineSummary,
 } from './intake-types.js';
 import type { TrimOptions } from './trim-options.js';
-import type {
-  LastUse,
-  LastUseKind,
-  RequestLogQuery,
-  StoredRequestLogRow,
-  UsageBatch,
-  UsageCount,
-  UsageCountQuery,
-  UsageTrim,
-} from './usage-types.js';
 import type {
   AuditEntry,
   AuditQuery,
@@ -37,6 +28,16 @@ import type {
   StoredRecord,
   WriteSet,
 } from './types.js';
+import type {
+  LastUse,
+  LastUseKind,
+  RequestLogQuery,
+  StoredRequestLogRow,
+  UsageBatch,
+  UsageCount,
+  UsageCountQuery,
+  UsageTrim,
+} from './usage-types.js';
 
 // The storage boundary: the two interfaces everything above store/ works through, one line of doc per
 // member. Only store/ speaks SQL (store/sql/ what both backends share) and only store/<backend>/ imports
@@ -45,6 +46,7 @@ import type {
 // as is. The values that cross the boundary are re-exported here, so a caller imports this file only.
 
 export { DatabaseMissingError } from './database-missing-error.js';
+export type { IdempotencyClaim, IdempotencyRow } from './idempotency-types.js';
 export type {
   IntakeIdRow,
   IntakeSourceRow,
@@ -53,17 +55,6 @@ export type {
   QuarantineSummary,
 } from './intake-types.js';
 export { ANY_AGE, TRIM_BATCH_ROWS, type TrimBatch, type TrimOptions } from './trim-options.js';
-export type {
-  LastUse,
-  LastUseKind,
-  RequestLogQuery,
-  RequestLogRow,
-  StoredRequestLogRow,
-  UsageBatch,
-  UsageCount,
-  UsageCountQuery,
-  UsageTrim,
-} from './usage-types.js';
 export {
   type AuditEntry,
   type AuditQuery,
@@ -87,6 +78,17 @@ export {
   type StoredRecord,
   type WriteSet,
 } from './types.js';
+export type {
+  LastUse,
+  LastUseKind,
+  RequestLogQuery,
+  RequestLogRow,
+  StoredRequestLogRow,
+  UsageBatch,
+  UsageCount,
+  UsageCountQuery,
+  UsageTrim,
+} from './usage-types.js';
 
 /** What a write transaction can do. Obtained only through `Store.write`. */
 export interface WriteTx {
@@ -207,6 +209,17 @@ export interface Store {
   quarantineSummary(): Promise<QuarantineSummary[]>;
   /** Retention: drops applied ids recorded before `before` (epoch ms) in short batches; rows dropped. */
   trimIntakeIds(before: number, options?: { batchSize?: number }): Promise<number>;
+  /** Claims a management API idempotency key, or reads the row a request stored under it before. */
+  claimIdempotency(
+    row: Pick<IdempotencyRow, 'owner' | 'key' | 'digest' | 'createdAt'>,
+    expiredBefore: number,
+  ): Promise<IdempotencyClaim>;
+  /** Stores the answer of the request that claimed an idempotency key. */
+  finishIdempotency(row: Pick<IdempotencyRow, 'owner' | 'key' | 'digest' | 'status' | 'answer'>): Promise<void>;
+  /** Forgets an idempotency key whose request gave no answer worth repeating. */
+  releaseIdempotency(row: Pick<IdempotencyRow, 'owner' | 'key' | 'digest'>): Promise<void>;
+  /** Retention: idempotency keys stored before `before` (epoch ms); rows dropped. */
+  trimIdempotency(before: number): Promise<number>;
   /** Checks the database answers (health, readiness). */
   ping(): Promise<void>;
   /** When the newest entry of each team's feed was recorded (epoch ms), for the feed lag metric. */

@@ -5,7 +5,7 @@
 
 /** One answered request of the request log. */
 export interface RequestLogRow {
-  /** Epoch ms the answer was sent. */
+  /** Epoch ms the request arrived. */
   at: number;
   /** The integration whose key was presented ('' when none could be named). */
   integration: string;

@@ -13,7 +13,7 @@ import { runCommand } from '../write/commands/commands.js';
 
 /** One answered request, as the HTTP layer hands it over (http/usage-hook.ts). */
 export interface Answered {
-  /** Epoch ms the answer was sent. */
+  /** Epoch ms the request arrived. */
   at: number;
   /** The authenticated integration, or null. */
   integration: string | null;

@@ -1,5 +1,6 @@
 import type { Migration } from 'kysely';
 import type { RecordKind } from '../../schemas/enums.js';
+import type { IdempotencyClaim, IdempotencyRow } from '../idempotency-types.js';
 import type { IntakeSourceRow, QuarantineFilter, QuarantineRow, QuarantineSummary } from '../intake-types.js';
 import { TRIM_BATCH_ROWS, type TrimOptions } from '../trim-options.js';
 import type {
@@ -29,6 +30,7 @@ import type {
   UsageTrim,
 } from '../usage-types.js';
 import type { Backend, Dialect } from './dialect.js';
+import { type IdempotencyStatements, idempotencyStatementsFor, toIdempotencyRow } from './idempotency-statements.js';
 import {
   type IntakeStatements,
   intakeStatementsFor,
@@ -47,8 +49,8 @@ import {
   statementsFor,
 } from './statements.js';
 import { type RunBatch, trimInBatches } from './trim.js';
-import * as usage from './usage-store.js';
 import { type UsageStatements, usageStatements } from './usage-statements.js';
+import * as usage from './usage-store.js';
 
 /**
  * The reads of `Store` outside a transaction, the same on every backend: one shared statement each
@@ -61,6 +63,7 @@ export abstract class SqlStore {
   /** The request log's, usage counts' and last uses' statements (usage-statements.ts). */
   protected readonly usageSql: UsageStatements;
   protected readonly intakeSql: IntakeStatements;
+  protected readonly idempotencySql: IdempotencyStatements;
   /** Every migration of this backend, by name. */
   protected readonly migrations: Record<string, Migration>;
 
@@ -69,6 +72,7 @@ export abstract class SqlStore {
     this.sql = statementsFor(dialect);
     this.usageSql = usageStatements(dialect);
     this.intakeSql = intakeStatementsFor(dialect);
+    this.idempotencySql = idempotencyStatementsFor(dialect);
     this.migrations = MIGRATIONS[dialect.backend];
   }
 
@@ -161,6 +165,45 @@ export abstract class SqlStore {
 
   async quarantineSummary(): Promise<QuarantineSummary[]> {
     return (await this.all(this.intakeSql.quarantineSummary)).map(toQuarantineSummary);
+  }
+
+  /** Claims an idempotency key (a key stored before `expiredBefore` is forgotten first), or reads its row. */
+  async claimIdempotency(
+    row: Pick<IdempotencyRow, 'owner' | 'key' | 'digest' | 'createdAt'>,
+    expiredBefore: number,
+  ): Promise<IdempotencyClaim> {
+    const q = this.idempotencySql;
+    return this.trimBatch(async (run) => {
+      await run(q.dropExpired, [row.owner, row.key, expiredBefore]);
+      const { changes } = await run(q.claim, [row.owner, row.key, row.digest, row.createdAt]);
+      if (changes === 1) return { claimed: true } as const;
+      const [found] = (await run(q.read, [row.owner, row.key])).rows;
+      // Gone between the insert and the read (released meanwhile): the caller may try again.
+      if (!found) return { claimed: true } as const;
+      return { claimed: false, row: toIdempotencyRow(found) } as const;
+    });
+  }
+
+  /** Stores the answer of the request that claimed the key. */
+  async finishIdempotency(row: Pick<IdempotencyRow, 'owner' | 'key' | 'digest' | 'status' | 'answer'>): Promise<void> {
+    await this.trimBatch((run) =>
+      run(this.idempotencySql.finish, [row.status, row.answer, row.owner, row.key, row.digest]),
+    );
+  }
+
+  /** Forgets a claim whose request gave no answer worth repeating (a failure of the service). */
+  async releaseIdempotency(row: Pick<IdempotencyRow, 'owner' | 'key' | 'digest'>): Promise<void> {
+    await this.trimBatch((run) => run(this.idempotencySql.release, [row.owner, row.key, row.digest]));
+  }
+
+  /** Retention: idempotency keys stored before `before` (epoch ms), in bounded batches; rows dropped. */
+  async trimIdempotency(before: number): Promise<number> {
+    let dropped = 0;
+    for (;;) {
+      const { changes } = await this.trimBatch((run) => run(this.idempotencySql.trim, [before, TRIM_BATCH_ROWS]));
+      dropped += changes;
+      if (changes < TRIM_BATCH_ROWS) return dropped;
+    }
   }
 
   /** Applied ids older than the window, in bounded batches like the feed's retention (sql/trim.ts). */

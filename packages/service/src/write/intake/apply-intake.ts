@@ -194,6 +194,10 @@ async function applyInTransaction(
         appliedIds.push({ source, id: p.id, digest: p.digest as string, seq: p.seq, appliedAt: now });
       continue;
     }
+    if (outcome.superseded.has(index)) {
+      results[index] = { ...results[index]!, outcome: 'rejected', code: 'superseded_by_erasure' };
+      continue;
+    }
     const refusal = outcome.refused.get(index);
     const waits = outcome.waiting.has(index);
     if (!refusal && !waits) continue;
@@ -216,6 +220,9 @@ async function applyInTransaction(
     });
   }
   await tx.intake.putAppliedIds(appliedIds);
+  // What earlier batches parked in a lane whose erasure applied now: it holds the erased data, and could
+  // only be refused (the record is gone).
+  for (const lane of outcome.erased) await tx.intake.deleteQuarantine(await tx.intake.quarantine({ source, lane }));
   await tx.intake.putQuarantine(quarantine);
   const count = (outcome: IntakeOutcome) =>
     results.filter((r) => r.outcome === outcome && r.seq > before.lastSeq).length;

@@ -31,11 +31,22 @@ export interface IsolatedItem {
   lane: string;
 }
 
+/**
+ * An erasure never waits behind its lane: a person's data must leave the export when they ask, not once
+ * an operator has dealt with an older event. Applied, it supersedes the refused and waiting events before
+ * it in its lane (the caller drops them: they hold the erased data and could only be refused now).
+ */
+export const isErasure = (event: CrmEvent): boolean => event.type.endsWith('.erased');
+
 export interface IsolatedOutcome {
   applied: Set<number>;
   refused: Map<number, Refusal>;
   /** Events not tried because their lane was blocked (before the batch, or by a refusal in it). */
   waiting: Set<number>;
+  /** Refused or waiting events before an erasure of their lane that applied (`isErasure`). */
+  superseded: Set<number>;
+  /** Lanes in which an erasure applied: what was parked in them before is superseded too. */
+  erased: Set<string>;
 }
 
 /** The transaction must be rolled back and run again with these refusals set aside untried. */
@@ -101,14 +112,19 @@ export async function applyIsolated(
     await cache.prefetch(batchKeys(runnable.map((item) => item.event)));
     let failed = false;
     for (const item of items) {
-      if (refused.has(item.key)) continue;
-      if (stopped.has(item.lane)) {
+      if (refused.has(item.key)) {
+        stopped.add(item.lane);
+        continue;
+      }
+      const erasure = isErasure(item.event);
+      if (stopped.has(item.lane) && !erasure) {
         waiting.add(item.key);
         continue;
       }
       try {
         await applyEvent(ctx, item.event);
         applied.add(item.key);
+        if (erasure) stopped.delete(item.lane);
       } catch (error) {
         if (!(error instanceof WriteError)) throw error;
         refused.set(item.key, refusalOf(item.event, error));
@@ -119,8 +135,36 @@ export async function applyIsolated(
     }
     if (!failed) {
       await cache.flush();
-      return { applied, refused, waiting };
+      return { applied, refused, waiting, ...supersededBy(items, applied, refused, waiting) };
     }
     if (watch.wrote()) throw new RestartBatch(refused);
   }
+}
+
+/** The events an applied erasure supersedes, and the lanes it cleared. */
+function supersededBy(
+  items: readonly IsolatedItem[],
+  applied: ReadonlySet<number>,
+  refused: Map<number, Refusal>,
+  waiting: Set<number>,
+): Pick<IsolatedOutcome, 'superseded' | 'erased'> {
+  const superseded = new Set<number>();
+  const erased = new Set<string>();
+  const parked = new Map<string, number[]>();
+  for (const item of items) {
+    if (applied.has(item.key) && isErasure(item.event)) {
+      erased.add(item.lane);
+      for (const key of parked.get(item.lane) ?? []) superseded.add(key);
+      parked.delete(item.lane);
+    } else if (refused.has(item.key) || waiting.has(item.key)) {
+      const keys = parked.get(item.lane) ?? [];
+      keys.push(item.key);
+      parked.set(item.lane, keys);
+    }
+  }
+  for (const key of superseded) {
+    refused.delete(key);
+    waiting.delete(key);
+  }
+  return { superseded, erased };
 }

@@ -30,7 +30,10 @@ export interface QuarantineEventOutcome {
   id: string | null;
   type: string;
   lane: string;
-  /** `applied`, `duplicate` (its id was applied meanwhile), `refused` again, or still `waiting`; `dropped`. */
+  /**
+   * `applied`, `duplicate` (its id was applied meanwhile), `refused` again, or still `waiting`; `dropped`
+   * (by the operator, or superseded by an erasure of its lane applied in the same retry).
+   */
   outcome: 'applied' | 'duplicate' | 'refused' | 'waiting' | 'dropped';
   code: string;
 }
@@ -150,6 +153,11 @@ async function retryIn(
   };
   for (const row of removed) bump(row.source, 'duplicates');
   for (const [key, row] of tried.entries()) {
+    if (outcome.superseded.has(key)) {
+      removed.push(row);
+      result.events.push(outcomeOf(row, 'dropped', 'superseded_by_erasure'));
+      continue;
+    }
     if (outcome.applied.has(key)) {
       removed.push(row);
       result.applied += 1;

@@ -191,6 +191,49 @@ describeEachBackend('intake batches', (makeStore) => {
     expect((await w.feedOf('call', 'call_1')).map((f) => f.version)).toEqual([1, 2]);
   });
 
+  it('two batches of one source sent at once never interleave: the second waits, then applies or is a gap', async () => {
+    await open();
+    const first = post({ source: 'crm', follows: 0, events: seqd(1, [newLead('lead_1'), renamed('lead_1', 'A')]) });
+    const second = post({ source: 'crm', follows: 2, events: seqd(3, [renamed('lead_1', 'B')]) });
+    const [a, b] = await Promise.all([first, second]);
+    expect(a.ok).toBe(true);
+    if (b.ok) {
+      expect(b.results[0]?.outcome).toBe('applied');
+      expect(await name('lead_1')).toBe('B');
+    } else {
+      expect(b).toEqual({ ok: false, code: 'sequence_gap', source: 'crm', last_seq: 0 });
+      expect(await name('lead_1')).toBe('A');
+    }
+    expect((await w.feedOf('lead', 'lead_1')).map((f) => f.version)).toEqual(b.ok ? [1, 2, 3] : [1, 2]);
+  });
+
+  it('an erasure never waits behind its lane: it applies and drops what was parked before it in that lane', async () => {
+    await open();
+    await post({ source: 'crm', events: seqd(1, [newLead('lead_1'), newLead('lead_2')]) });
+    const assign = (lead: string): CrmEvent =>
+      ({ type: 'lead.assignees_set', at: T0, lead, assignees: ['mem_Nobody'] }) as CrmEvent;
+    // An earlier batch parks an event of lead_2's lane.
+    await post({ source: 'crm', events: seqd(3, [assign('lead_2'), renamed('lead_2', 'Waits')]) });
+    expect((await w.store.intakeQuarantine({})).map((q) => q.seq)).toEqual([3, 4]);
+    const result = await post({
+      source: 'crm',
+      events: seqd(5, [
+        assign('lead_1'),
+        renamed('lead_1', 'Held'),
+        { type: 'lead.erased', at: T0, lead: 'lead_1' } as CrmEvent,
+        { type: 'lead.erased', at: T0, lead: 'lead_2' } as CrmEvent,
+      ]),
+    });
+    expect(result.ok && result.results.map((r) => r.code ?? r.outcome)).toEqual([
+      'superseded_by_erasure',
+      'superseded_by_erasure',
+      'applied',
+      'applied',
+    ]);
+    expect(await w.store.intakeQuarantine({})).toEqual([]);
+    for (const lead of ['lead_1', 'lead_2']) expect((await w.store.getRecord('lead', lead))?.removed).toBe('erased');
+  });
+
   it('two sources keep their own positions; a new source starts after 0 unless the batch says what it follows', async () => {
     await open();
     expect((await post({ source: 'crm', events: seqd(10, [newLead('lead_1')]) })).ok).toBe(false);
