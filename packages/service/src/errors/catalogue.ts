@@ -55,6 +55,18 @@ export const ERROR_CATALOGUE = {
   too_many_events: { status: 413, title: 'The batch holds more events than allowed.', retry: 'no; send less' },
   event_too_large: { status: 413, title: 'An event is over its size limit.', retry: 'no' },
   write_side_busy: { status: 429, title: 'The write side is behind; retry later.', retry: 'after Retry-After' },
+  // The management API (manage/api/): idempotency keys, and refusals of an operator action.
+  idempotency_key_reused: {
+    status: 422,
+    title: 'This Idempotency-Key was used with another request.',
+    retry: 'no; use a new key',
+  },
+  idempotency_key_in_use: {
+    status: 409,
+    title: 'A request with this Idempotency-Key is still running.',
+    retry: 'yes, later, with the same key',
+  },
+  action_refused: { status: 409, title: 'The action is refused in the current state.', retry: 'no' },
 } as const satisfies Record<string, { status: number; title: string; retry: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;

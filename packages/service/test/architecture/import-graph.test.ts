@@ -157,6 +157,7 @@ const SERVICE_LAYERS: readonly (readonly string[])[] = [
   ['relay'],
   ['server.ts'],
   ['internal'],
+  ['console'],
   ['operator-listener.ts'],
   ['manage'],
   ['http'],

@@ -182,7 +182,10 @@ describeEachBackend('recording of usage and the request log', (makeStore) => {
       code: 'invalid_credentials',
       endpoint: '/v1/me',
       count: 3,
-      lastAt: wrong.entries.map((e) => e.at).sort().at(-1),
+      lastAt: wrong.entries
+        .map((e) => e.at)
+        .sort()
+        .at(-1),
     });
   });
 
@@ -210,7 +213,11 @@ describeEachBackend('recording of usage and the request log', (makeStore) => {
     expect(usage.recording).toMatchObject({ enabled: true, dropped: 0, flushes: 1 });
     expect(usage.minute.limit).toBe(DEFAULT_LIMITS.itemsPerMinute);
     // The newest request the key authenticated: every one from CLIENT (the wrong secret came from elsewhere).
-    const at = entries.filter((e) => e.address === CLIENT).map((e) => e.at).sort().at(-1);
+    const at = entries
+      .filter((e) => e.address === CLIENT)
+      .map((e) => e.at)
+      .sort()
+      .at(-1);
     expect(await lastUses(store, 'integration', [integration, fenced])).toEqual({
       [integration]: { at, address: CLIENT },
     });

@@ -206,6 +206,23 @@ const v8: Up = async (db, d) => {
     )`.execute(db);
 };
 
+// The management API's idempotency keys (docs/management.md, "Idempotency"): per caller (an operator token's
+// name) and key digest, the request's digest and, once it finished, its sealed answer. Kept 24 hours.
+const v7: Up = async (db, d) => {
+  const t = (name: 'text' | 'integer' | 'bigint') => sql.raw(d[name]);
+  await sql`CREATE TABLE idempotency_keys (
+      owner ${t('text')} NOT NULL,
+      key ${t('text')} NOT NULL,
+      digest ${t('text')} NOT NULL,
+      state ${t('text')} NOT NULL,
+      status ${t('integer')},
+      answer ${t('text')},
+      created_at ${t('bigint')} NOT NULL,
+      PRIMARY KEY (owner, key)
+    )`.execute(db);
+  await sql`CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at)`.execute(db);
+};
+
 const STEPS: Record<string, Up> = {
   '0001_initial': v1,
   '0002_feed_removals': v2,
@@ -214,6 +231,7 @@ const STEPS: Record<string, Up> = {
   '0005_activities_without_entities': v5,
   '0008_request_log': v8,
   '0006_intake': v6,
+  '0007_management': v7,
 };
 
 /** The migrations of one backend, by the names databases record them under. */

@@ -1,6 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { base62 } from '../../ids.js';
-import type { AuditEntry, Store, TrimOptions, UsageBatch, UsageTrim, WriteTx } from '../../store/store.js';
+import type {
+  AuditEntry,
+  IdempotencyRow,
+  Store,
+  TrimOptions,
+  UsageBatch,
+  UsageTrim,
+  WriteTx,
+} from '../../store/store.js';
+import { dropQuarantine, retryQuarantine } from '../intake/quarantine-commands.js';
 import {
   changeAllowlist,
   changeTeam,
@@ -12,7 +21,6 @@ import {
   setHoldsData,
   setOrganizationPlan,
 } from './access-commands.js';
-import { dropQuarantine, retryQuarantine } from '../intake/quarantine-commands.js';
 import { completeCapture, prepareLeads, requestCapture } from './capture-commands.js';
 import { closeConsoleSession, openConsoleSession, touchConsoleSession } from './console-session-commands.js';
 import {
@@ -26,8 +34,8 @@ import {
   setApiDisabled,
   setCapabilityDisabled,
 } from './meta-commands.js';
-import { markDataStep, republishRecords } from './republish-commands.js';
 import { createOperatorToken, revokeOperatorToken, touchOperatorToken } from './operator-token-commands.js';
+import { markDataStep, republishRecords } from './republish-commands.js';
 
 /**
  * Every change of stored state that is not a CRM event (those go through `Crm.apply`, write/events/crm.ts) is one
@@ -73,6 +81,18 @@ export const COMMANDS = {
   'data.republish': tx(republishRecords),
   'data.step_applied': tx(markDataStep),
   'audit.append': own((store, entry: AuditEntry) => store.appendAudit(entry)),
+  // The management API's idempotency keys (manage/api/idempotency.ts): each a single statement, safe to repeat.
+  'idempotency.claim': own(
+    (store, input: { row: Pick<IdempotencyRow, 'owner' | 'key' | 'digest' | 'createdAt'>; expiredBefore: number }) =>
+      store.claimIdempotency(input.row, input.expiredBefore),
+  ),
+  'idempotency.finish': own((store, row: Pick<IdempotencyRow, 'owner' | 'key' | 'digest' | 'status' | 'answer'>) =>
+    store.finishIdempotency(row),
+  ),
+  'idempotency.release': own((store, row: Pick<IdempotencyRow, 'owner' | 'key' | 'digest'>) =>
+    store.releaseIdempotency(row),
+  ),
+  'idempotency.trim': own((store, input: { before: number }) => store.trimIdempotency(input.before)),
   'feed.trim': own((store, input: RetentionTrim) =>
     store.trimFeed(input.removalsBefore, input.supersededBefore, input),
   ),
