@@ -97,6 +97,9 @@ export const CODE_CLASSES = {
   too_many_events: InvalidRequestError,
   event_too_large: InvalidRequestError,
   write_side_busy: RateLimitError,
+  idempotency_key_reused: InvalidRequestError,
+  idempotency_key_in_use: ConflictError,
+  action_refused: ConflictError,
 } as const satisfies Record<string, ErrorClass>;
 export type KnownErrorCode = keyof typeof CODE_CLASSES;
 

@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { iso, systemClock } from '../clock.js';
 import { AdminError } from '../errors/admin-error.js';
 import type { AnyAction, ManageContext } from '../manage/action.js';
+import { recordedLastUse } from '../manage/context.js';
 import { perform, recordRefusal } from '../manage/perform.js';
 import { readLimits } from '../settings/read-limits.js';
 import { settingOption } from '../settings/read-setting.js';
@@ -153,7 +154,13 @@ export async function runAction<T>(
       if (error instanceof AdminError) await recordRefusal(store, actor, action, call.target ?? [], error.code);
       throw error;
     }
-    let ctx: ManageContext = { store, clock: systemClock, limits: readLimits(), actor };
+    let ctx: ManageContext = {
+      store,
+      clock: systemClock,
+      limits: readLimits(),
+      actor,
+      lastUse: recordedLastUse(store),
+    };
     if (call.extend) ({ ctx, close } = await call.extend(ctx));
     const { result, recorded } = await perform(ctx, action, input);
     const shown = call.print ? call.print(result as T) : result;

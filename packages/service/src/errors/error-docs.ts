@@ -76,4 +76,13 @@ export const ERROR_DESCRIPTIONS: Record<string, readonly string[]> = {
   write_side_busy: [
     'Only on `POST /intake/v1/batches`. The database is busy with other writes (a lock wait ran out, a locked SQLite file, no free connection in time). Nothing was applied. Wait `Retry-After` seconds, then resend the same batch.',
   ],
+  idempotency_key_reused: [
+    "Only on the management API. A change was sent before with the same `Idempotency-Key` and a different method, path or body. The first request's answer stands; nothing ran. Use a new key for a new change ([management.md](management.md#idempotency)).",
+  ],
+  idempotency_key_in_use: [
+    "Only on the management API. The first request with this key has not answered yet. Send the same request again a little later: it then gets the first request's answer.",
+  ],
+  action_refused: [
+    'Only on the management API. The change cannot be made as things stand: an integration that is revoked, no key in its grace period, a team that does not hold data, teams of several organizations, a sandbox switch on a live team. `reason` names the refusal (the same code the `admin` command prints, see [operations.md](operations.md#errors-of-the-operator-commands)), and `detail` says what was refused.',
+  ],
 };
