@@ -20,6 +20,10 @@ const WRITE_MEMBERS = new Set([
   'trimIntakeIds',
   'appendUsage',
   'trimUsage',
+  'claimIdempotency',
+  'finishIdempotency',
+  'releaseIdempotency',
+  'trimIdempotency',
 ]);
 /** Folders allowed to use them. */
 const WRITERS = ['src/write/', 'src/store/'];
