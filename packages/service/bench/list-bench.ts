@@ -79,7 +79,7 @@ function spread(n: number, count: number): number[] {
 }
 
 /** The URLs the load requests; cursors are signed as the server signs them, with the store's secret. */
-async function pathsOf(data: LeadData): Promise<Paths> {
+export async function pathsOf(data: LeadData): Promise<Paths> {
   const store = new SqliteStore({ path: data.url.slice('sqlite:'.length) });
   await store.migrate();
   try {

@@ -13,6 +13,7 @@ import { listBench } from './list-bench.js';
 import { observeBench } from './observe-bench.js';
 import { pgBench } from './pg-bench.js';
 import { redisFaultBench } from './redis-fault-bench.js';
+import { memoryBench, startBench } from './start-memory-bench.js';
 import { usageBench } from './usage-bench.js';
 import { writeBench } from './write-bench.js';
 
@@ -20,11 +21,25 @@ import { writeBench } from './write-bench.js';
 // against a baseline measured in the same run; the whole report goes to .bench/results.md too.
 // docs/performance.md explains what each one measures and the figures measured so far.
 
-const BENCHES = ['list', 'auth', 'pg', 'feed', 'mirror', 'redis', 'db', 'retention', 'observe', 'usage', 'ingest'] as const;
+const BENCHES = [
+  'list',
+  'auth',
+  'pg',
+  'feed',
+  'mirror',
+  'redis',
+  'db',
+  'retention',
+  'observe',
+  'usage',
+  'ingest',
+  'start',
+  'memory',
+] as const;
 type Bench = (typeof BENCHES)[number];
 
 const USAGE = `npm run bench -- [options]
-  --only list,auth,pg,feed,mirror,redis,db,retention,observe,usage,ingest   benchmarks to run (default: all)
+  --only list,auth,pg,feed,mirror,redis,db,retention,observe,usage,ingest,start,memory   benchmarks to run (default: all)
                              list: the read path (uncached and cached pages and a single
                              lead vs a bare server, deep page, memory)
                              auth: issue 3 (authentication and limiter cost)
@@ -47,6 +62,11 @@ const USAGE = `npm run bench -- [options]
                              every event type into SQLite and PostgreSQL, demo generation on
                              both against the same rows written by the store alone, bytes on
                              disk per demo lead (bench/write-bench.ts)
+                             start: spawn of crm-export serve to the first 200 of /v1/health on
+                             an empty database, --start-leads leads and the list data set,
+                             against a bare node http server (bench/start-memory-bench.ts)
+                             memory: a fresh API's anonymous memory after the list loads, twice,
+                             against after start (bench/start-memory-bench.ts)
   --quick                    short run: 1 round of 3 s, 20,200 leads for the list data set
   --seconds N                seconds per measurement (default 10)
   --warm-up N                warm-up seconds per variant (default 3)
@@ -58,6 +78,7 @@ const USAGE = `npm run bench -- [options]
                              (default 10000,1000000,pg:100000; --quick 100000,pg:10000)
   --ingest-leads N           ingest: demo leads in the ingest file (default 2,000; --quick 400)
   --demo-leads N             ingest: leads of the demo run (default 2,000; --quick 400)
+  --start-leads N            start: leads of the small database (default 5,000)
   --kill-every N             db: milliseconds between two terminations of the API's backends (default 500)
   --profile                  CPU-profile the API under the list loads (.bench/profiles/)
   --before DIR               list: also run the API of another checkout of this package (DIR holds
@@ -79,6 +100,7 @@ const { values } = parseArgs({
     leads: { type: 'string' },
     'sync-sizes': { type: 'string' },
     'kill-every': { type: 'string' },
+    'start-leads': { type: 'string' },
     'ingest-leads': { type: 'string' },
     'demo-leads': { type: 'string' },
     profile: { type: 'boolean', default: false },
@@ -115,6 +137,7 @@ const plan: LoadPlan = {
 // --quick: 20,200 leads, so the deep page is 20,000 records in and the data builds in well under a minute.
 const large = count('large', values.large, quick ? 20_200 : 1_000_000);
 const leads = count('leads', values.leads, 10_000);
+const startLeads = count('start-leads', values['start-leads'], 5_000);
 const killEveryMs = count('kill-every', values['kill-every'], 500);
 const ingestLeads = count('ingest-leads', values['ingest-leads'], quick ? 400 : 2_000);
 const demoLeads = count('demo-leads', values['demo-leads'], quick ? 400 : 2_000);
@@ -178,6 +201,9 @@ const runners: Record<Bench, () => Promise<string>> = {
   observe: () => observeBench({ plan, leads, quick }),
   // Recording on against off: SQLite in one process, PostgreSQL with two workers.
   usage: () => usageBench({ plan, leads }),
+  // Spawn to first answer: 3 rounds at least (a median of three); the large database is the list data set.
+  start: () => startBench({ rounds: plan.rounds, smallLeads: startLeads, largeLeads: large }),
+  memory: () => memoryBench({ plan, leads: large }),
   ingest: () => writeBench({ ingestLeads, demoLeads }),
 };
 // How long each benchmark took (the --quick run has a budget of 5 minutes in all, set-up included).
