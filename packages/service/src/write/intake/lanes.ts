@@ -62,5 +62,7 @@ export function refusalOf(event: CrmEvent, error: WriteError): Refusal {
       break;
     }
   }
-  return { code: code === 'unknown_entity' && field ? `unknown_${field}` : code, field, message };
+  // `unknown lead lead_9`, `unknown bookable service svc_1`: the code names the kind (unknown_lead).
+  const unknown = code === 'unknown_entity' ? /^unknown (.+) \S+$/.exec(message)?.[1] : undefined;
+  return { code: unknown ? `unknown_${unknown.replace(/ /g, '_')}` : code, field, message };
 }

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { trimIntakeIdsOnce } from '../../../src/feed/feed-jobs.js';
 import { runCommand } from '../../../src/write/commands/commands.js';
 import type { CrmEvent } from '../../../src/write/events/events.js';
+import { WriteError } from '../../../src/write/events/write-error.js';
 import {
   applyIntakeBatch,
   checkIntakeBatch,
@@ -9,6 +10,7 @@ import {
   type IntakeEventInput,
 } from '../../../src/write/intake/apply-intake.js';
 import { INTAKE_ID_RETENTION_MS } from '../../../src/write/intake/intake-defaults.js';
+import { refusalOf } from '../../../src/write/intake/lanes.js';
 import { describeEachBackend } from '../../support/backends.js';
 import { newLead, T0, TEAM, type World, world } from '../events/fixture.js';
 
@@ -324,5 +326,23 @@ describeEachBackend('the intake quarantine', (makeStore) => {
       events: [{ seq: 1, event: withId(newLead('lead_1'), 'ev-1') }],
     });
     expect(late.ok && late.results[0]?.outcome).toBe('duplicate');
+  });
+});
+
+describe('refusal codes', () => {
+  it('name the kind the write side did not find, and the event field holding its id', () => {
+    const event = { type: 'lead.assignees_set', at: T0, lead: 'lead_1', assignees: ['mem_X'] } as CrmEvent;
+    expect(refusalOf(event, new WriteError('unknown member mem_X'))).toMatchObject({
+      code: 'unknown_member',
+      field: 'assignees',
+    });
+    expect(refusalOf(event, new WriteError('member mem_X has left the team'))).toMatchObject({
+      code: 'member_left',
+      field: 'assignees',
+    });
+    expect(refusalOf(event, new WriteError('lead lead_1 is already converted'))).toMatchObject({
+      code: 'write_refused',
+      field: 'lead',
+    });
   });
 });
