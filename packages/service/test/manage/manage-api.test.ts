@@ -375,6 +375,20 @@ describeEachBackend('management API: bad input', (makeStore) => {
     if (!row.claimed) expect(row.row.answer).not.toContain(first.json().key);
   });
 
+  it('an Idempotency-Key is kept 24 hours: after that the same key runs a new request', async () => {
+    const headers = { 'idempotency-key': 'switch-1' };
+    const url = '/manage/v1/switches/api';
+    const off = await h.inject({ method: 'POST', url, token: admin, body: { state: 'off' }, headers });
+    expect(off.json().apiDisabled).toBe(true);
+    h.clock.advance(23 * 3_600_000);
+    const early = await h.inject({ method: 'POST', url, token: admin, body: { state: 'on' }, headers });
+    expect(problem(early)).toMatchObject({ status: 422, code: 'idempotency_key_reused' });
+    h.clock.advance(2 * 3_600_000);
+    const later = await h.inject({ method: 'POST', url, token: admin, body: { state: 'on' }, headers });
+    expect(later.statusCode).toBe(200);
+    expect(later.json().apiDisabled).toBe(false);
+  });
+
   it('an Idempotency-Key whose first request is still running is 409 idempotency_key_in_use', async () => {
     const body = { entries: ['192.0.2.1'] };
     const url = `/manage/v1/integrations/${integration}/allowlist`;

@@ -24,6 +24,19 @@ export interface StoredAnswer {
   body: string;
 }
 
+/** When each store's expired keys were last dropped; at most once an hour per process. */
+const trimmedAt = new WeakMap<Store, number>();
+const TRIM_EVERY_MS = 3_600_000;
+
+/** Drops keys past the window in the background (each claim also forgets its own expired key). */
+function trimNow(store: Store, now: number): void {
+  if (now - (trimmedAt.get(store) ?? 0) < TRIM_EVERY_MS) return;
+  trimmedAt.set(store, now);
+  runCommand(store, 'idempotency.trim', { before: now - IDEMPOTENCY_WINDOW_MS }).catch(() => {
+    // Tried again an hour later; a key past its window is refused nothing meanwhile.
+  });
+}
+
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
 /** One request's claim on its key. */
@@ -55,6 +68,7 @@ export class IdempotencyClaim {
     const secret = createHmac('sha256', await getPepper(store))
       .update(`idempotency\0${owner}\0${header}`, 'utf8')
       .digest();
+    trimNow(store, now);
     const claimed = await runCommand(store, 'idempotency.claim', {
       row: { owner, key, digest, createdAt: now },
       expiredBefore: now - IDEMPOTENCY_WINDOW_MS,
