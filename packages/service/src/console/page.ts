@@ -35,10 +35,9 @@ export function operatorOf(request: FastifyRequest): ConsoleOperator {
   return session.operator;
 }
 
-/** True when the operator's token may run actions of `scope` (`keys` and `operate` tokens may also read). */
+/** True when the operator's token holds `scope`: the management API's rule (no scope implies another). */
 export function mayRun(operator: ConsoleOperator, scope: OperatorScope): boolean {
-  if (operator.scopes.includes(scope)) return true;
-  return scope === 'read' && (operator.scopes.includes('keys') || operator.scopes.includes('operate'));
+  return operator.scopes.includes(scope);
 }
 
 /** Runs `action` as the signed-in token; a token without the action's scope is refused, as the API refuses it. */

@@ -75,7 +75,7 @@ describeEachBackend('console', (makeStore) => {
     expect(JSON.stringify(rows)).not.toContain(token);
   });
 
-  it('a wrong token, an API key or an intake-only token opens no session', async () => {
+  it('a wrong token, an API key or a token without the read scope opens no session', async () => {
     const h = await start();
     const intake = await h.token('feeder', ['intake']);
     const b = browser(h);
@@ -87,6 +87,12 @@ describeEachBackend('console', (makeStore) => {
     expect(textOf(apiKey.body, 'sign-in-error')).toContain('API key');
     const feeder = await b.signIn(intake);
     expect(feeder.statusCode).toBe(403);
+    // The console reads before anything else, as the management API would: a token without `read` stays out.
+    const keysOnly = await b.signIn(await h.token('keeper', ['keys', 'operate']));
+    expect([keysOnly.statusCode, textOf(keysOnly.body, 'sign-in-error')]).toEqual([
+      403,
+      'The token keeper lacks the read scope the console needs.',
+    ]);
     expect(b.cookie).toBeUndefined();
     expect(await h.store.findEntities('console_session', {})).toEqual([]);
   });

@@ -39,7 +39,7 @@ export function registerSignIn(
     const checked = await page.deps.checkToken(token, request.ip);
     if (!checked.ok) return refuse(REFUSAL_STATUS[checked.code] ?? 403, checked.message);
     if (!mayRun(checked.operator, 'read')) {
-      return refuse(403, `The token ${checked.operator.name} has no scope the console uses (read, keys or operate).`);
+      return refuse(403, `The token ${checked.operator.name} lacks the read scope the console needs.`);
     }
     const stale = sessionOf(request);
     if (stale) await page.sessions.close(stale.id);
