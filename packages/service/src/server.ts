@@ -3,15 +3,13 @@ import closeWithGrace from 'close-with-grace';
 import { Redis } from 'ioredis';
 import { type DestinationStream, type Logger, pino } from 'pino';
 import { redisClientOptions } from './access/limits/redis-health.js';
-import { OperatorTokenAuth } from './access/operator-tokens.js';
 import { StoreAccessControl } from './access/store-access-control.js';
 import { type Clock, systemClock } from './clock.js';
 import { startFeedJobs } from './feed/feed-jobs.js';
 import { buildApp } from './http/app.js';
 import type { InternalSurface } from './http/internal-surface.js';
 import type { TrustProxy } from './http/trust-proxy.js';
-import { type InternalAddress, type InternalListener, startInternalListener } from './internal/internal-listener.js';
-import { internalSurfaces } from './internal/surfaces.js';
+import type { InternalAddress, InternalListener } from './internal/internal-listener.js';
 import { DEFAULT_LIMITS, type Limits } from './limits.js';
 import type { Metrics, RedisState } from './metrics/metrics.js';
 import {
@@ -181,6 +179,12 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     }
     await app.listen({ host: options.host, port: options.port });
     if (options.internal) {
+      // Intake, the management API and the console load only when the internal listener is configured.
+      const [{ OperatorTokenAuth }, { startInternalListener }, { internalSurfaces }] = await Promise.all([
+        import('./access/operator-tokens.js'),
+        import('./internal/internal-listener.js'),
+        import('./internal/surfaces.js'),
+      ]);
       const { surfaces, ...at } = options.internal;
       const tokens = new OperatorTokenAuth({
         store: options.store,
