@@ -205,6 +205,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         metrics,
         trustProxy: options.trustProxy,
         docsUrl: options.docsUrl,
+        access,
+        usage,
       });
     }
   } catch (error) {

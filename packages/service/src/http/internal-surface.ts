@@ -1,9 +1,11 @@
 import type { Logger } from 'pino';
 import type { OperatorTokenAuth } from '../access/operator-tokens.js';
+import type { StoreAccessControl } from '../access/store-access-control.js';
 import type { Clock } from '../clock.js';
 import type { Limits } from '../limits.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Store } from '../store/store.js';
+import type { UsageRecorder } from '../usage/recorder.js';
 import type { App } from './context.js';
 
 // The contract between the internal listener (internal/) and the surfaces it serves: intake, the management
@@ -29,6 +31,10 @@ export interface InternalContext {
   tokens: OperatorTokenAuth;
   /** Where problem bodies link (`--docs-url`), if the operator set it. */
   docsUrl: string | undefined;
+  /** The API's access control (its counters and lockouts), when the listener runs beside the API. */
+  access: StoreAccessControl | undefined;
+  /** The API's recorder of last use, usage and the request log, when recording is on. */
+  usage: UsageRecorder | undefined;
 }
 
 export interface InternalSurface {

@@ -9,6 +9,7 @@ import Fastify, {
 } from 'fastify';
 import type { Logger } from 'pino';
 import type { OperatorTokenAuth } from '../access/operator-tokens.js';
+import type { StoreAccessControl } from '../access/store-access-control.js';
 import type { Clock } from '../clock.js';
 import { ApiError } from '../errors/catalogue.js';
 import { plainClientError } from '../http/client-errors.js';
@@ -22,6 +23,7 @@ import type { Limits } from '../limits.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Store } from '../store/store.js';
 import { StoreUnavailableError } from '../store/unavailable.js';
+import type { UsageRecorder } from '../usage/recorder.js';
 import { operatorAuthHook } from './operator-auth.js';
 
 // The internal listener's app (docs/internal-listener.md): a Fastify app of its own, never the public API's
@@ -40,6 +42,9 @@ export interface InternalAppOptions {
   metrics?: Metrics | undefined;
   trustProxy?: TrustProxy | undefined;
   docsUrl?: string | undefined;
+  /** Given to the surfaces (InternalContext): the API's access control and usage recorder. */
+  access?: StoreAccessControl | undefined;
+  usage?: UsageRecorder | undefined;
 }
 
 /** The internal app, not listening. */
@@ -108,6 +113,8 @@ export function buildInternalApp(options: InternalAppOptions): FastifyInstance {
     metrics,
     tokens,
     docsUrl: options.docsUrl,
+    access: options.access,
+    usage: options.usage,
   };
   for (const surface of options.surfaces) {
     app.register(async (scoped) => surface.register(scoped as unknown as App, context), { prefix: surface.prefix });

@@ -3,6 +3,8 @@ import { createIntegration } from '../../src/access/integrations.js';
 import { listOperatorTokens, revokeOperatorToken } from '../../src/access/operator-tokens.js';
 import type { App } from '../../src/http/context.js';
 import type { InternalSurface } from '../../src/http/internal-surface.js';
+// The request fields the internal app adds (request.operator), for the type checker.
+import type {} from '../../src/http/request-fields.js';
 import { bodyPath, buildInternalApp } from '../../src/internal/internal-app.js';
 import type { Store } from '../../src/store/store.js';
 import { seedOrganization, seedTeam } from '../access/fixtures.js';
