@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../errors/catalogue.js';
 import type { InternalContext, InternalSurface } from '../http/internal-surface.js';
-import { lastUses } from '../usage/usage-reads.js';
+import { type ManageSurfaceContext, manageContextFor } from '../manage/context.js';
 import type { ConsoleDeps } from './console-deps.js';
 import { registerConsole } from './console-plugin.js';
 import { CONSOLE_PREFIX_PATH } from './paths.js';
@@ -29,14 +29,8 @@ export function consoleDeps(context: InternalContext): ConsoleDeps {
         return { ok: false, code: error.code, message: REFUSALS[error.code] ?? 'This token cannot sign in.' };
       }
     },
-    manageContext: (actor) => ({
-      store: context.store,
-      clock: context.clock,
-      limits: context.limits,
-      actor,
-      lastUse: async (keyIds) =>
-        new Map(Object.entries(await lastUses(context.store, 'key', keyIds)).map(([id, use]) => [id, use])),
-    }),
+    // The management API's own context: the same lockout counters and last uses.
+    manageContext: (actor) => manageContextFor(context as ManageSurfaceContext, actor),
   };
 }
 
