@@ -138,8 +138,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
           store: options.store,
           clock,
           limits,
-          onError: (error) =>
-            logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'request log not written'),
+          ...(metrics ? { onDrop: () => metrics.requestLogDropped() } : {}),
+          onError: (error) => {
+            metrics?.requestLogWriteFailed();
+            logger.warn({ error: error instanceof Error ? error.message : String(error) }, 'request log not written');
+          },
         }).start()
       : undefined;
   const app = await buildApp({

@@ -72,6 +72,8 @@ export class Metrics {
   private readonly limiter;
   private readonly redisAway;
   private readonly databaseErrors;
+  private readonly logDrops;
+  private readonly logWriteFailures;
   private readonly internalRequests;
   private sources: MetricSources = {};
   private readonly requestChildren = new Map<string, { inc(): void }>();
@@ -130,6 +132,16 @@ export class Metrics {
     this.databaseErrors = new Counter({
       name: `${PREFIX}database_errors_total`,
       help: 'Requests and readiness checks that failed because the database could not be reached.',
+      registers,
+    });
+    this.logDrops = new Counter({
+      name: `${PREFIX}request_log_dropped_total`,
+      help: 'Answered requests left out of the stored request log because its queue was full (their usage counts and last use were kept).',
+      registers,
+    });
+    this.logWriteFailures = new Counter({
+      name: `${PREFIX}request_log_write_failures_total`,
+      help: 'Writes of the request log, usage counts and last use that failed; their rows wait for the next write.',
       registers,
     });
     this.internalRequests = new Counter({
@@ -277,6 +289,16 @@ export class Metrics {
 
   databaseError(): void {
     this.databaseErrors.inc();
+  }
+
+  /** An answered request left out of the stored request log: its queue was full (docs/request-log.md). */
+  requestLogDropped(): void {
+    this.logDrops.inc();
+  }
+
+  /** A write of the request log, usage counts and last use failed; the next one tries again. */
+  requestLogWriteFailed(): void {
+    this.logWriteFailures.inc();
   }
 
   /** One finished request of the internal listener; its route templates and codes are bounded too. */
