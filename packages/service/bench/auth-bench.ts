@@ -89,6 +89,13 @@ export async function authBench(options: AuthBenchOptions): Promise<string> {
         ),
         '',
       );
+      if (memory && redis) {
+        // Issue 30's goal: the Redis limiter at least 0.85 of the memory limiter, per round, in this run.
+        sections.push(
+          `Redis limiter / memory limiter: ${fmtRatio(ratio(redis, memory))} req/s (median of the rounds' ratios), CPU per request ${fmtRatio(redis.cpuUsPerRequest / memory.cpuUsPerRequest)}`,
+          '',
+        );
+      }
     }
     if (listCpu) sections.push(...(await floorSection(options, listCpu)));
     return sections.join('\n');
