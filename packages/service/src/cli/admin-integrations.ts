@@ -15,7 +15,7 @@ import { ALLOWLIST_ACTIONS } from '../write/commands/access-commands.js';
 import type { IntegrationSummary } from '../write/commands/integration-state.js';
 import { GRACE_PERIODS, type GracePeriod } from '../write/commands/key-state.js';
 import { type CommonOptions, common, confirmed, type OpenStore, runAction, table, yesOption } from './admin-run.js';
-import { registerLockoutCommands, registerUsageCommand } from './admin-usage.js';
+import { registerLockoutCommands, registerRequestLogCommands, registerUsageCommand } from './admin-usage.js';
 
 // `crm-export admin integrations ...`. Only `create` and `roll` print a key (field `key` with --json).
 
@@ -162,6 +162,7 @@ export function registerIntegrationCommands(admin: Command, open: OpenStore): vo
 
   registerUsageCommand(integrations, open);
   registerLockoutCommands(admin, open);
+  registerRequestLogCommands(admin, integrations, open);
 }
 
 function splitList(value: string): string[] {

@@ -9,6 +9,7 @@ import { AdminError } from '../errors/admin-error.js';
 import type { ManageContext } from '../manage/action.js';
 import { listLockoutsAction, unlockAction } from '../manage/actions/integrations.js';
 import { readSwitchesAction, setApiSwitchAction, setCapabilitySwitchAction } from '../manage/actions/operate.js';
+import { failuresAction, requestsAction } from '../manage/actions/usage.js';
 import { readLimits } from '../settings/read-limits.js';
 import { readSetting, settingOption } from '../settings/read-setting.js';
 import { type CommonOptions, common, type OpenStore, parseFlag, refuse, run, runAction, table } from './admin-run.js';
@@ -168,6 +169,68 @@ export function registerLockoutCommands(admin: Command, open: OpenStore): void {
         human: (r) => `unlocked: ${[r.key, r.address].filter(Boolean).join(', ')}`,
         target: [o.key, o.address].filter((v): v is string => v !== undefined),
         extend: (ctx) => sharedLockouts(ctx, o),
+      }),
+    );
+}
+
+/** `admin integrations requests ID` and `admin failures`: what the request log recorded (docs/request-log.md). */
+export function registerRequestLogCommands(admin: Command, integrations: Command, open: OpenStore): void {
+  type RequestsOptions = CommonOptions & {
+    limit?: string;
+    after?: string;
+    since?: string;
+    until?: string;
+    failed?: boolean;
+    code?: string;
+    endpoint?: string;
+  };
+  common(integrations.command('requests <id>').description("the integration's request log, newest first"))
+    .option('--limit <n>', 'entries (default 50, at most 500)')
+    .option('--after <next>', 'the next page: the `next` a page printed')
+    .option('--since <time>', 'entries at or after this ISO 8601 time')
+    .option('--until <time>', 'entries before this ISO 8601 time')
+    .option('--failed', 'failed requests only')
+    .option('--code <code>', 'this error code only')
+    .option('--endpoint <template>', 'this route template only, e.g. /v1/leads')
+    .action((id: string, o: RequestsOptions) =>
+      runAction<{ entries: Record<string, unknown>[]; next: string | null }>(open, o, requestsAction, {
+        input: () => {
+          const input: Record<string, unknown> = { id };
+          if (o.limit !== undefined) input.limit = Number(o.limit);
+          if (o.failed) input.failed = true;
+          for (const field of ['after', 'since', 'until', 'code', 'endpoint'] as const) {
+            if (o[field] !== undefined) input[field] = o[field];
+          }
+          return input;
+        },
+        human: (page) =>
+          [
+            table(
+              ['TIME', 'REQUEST', 'METHOD', 'ENDPOINT', 'STATUS', 'CODE', 'ITEMS', 'ADDRESS'],
+              page.entries.map((e) =>
+                ['at', 'requestId', 'method', 'endpoint', 'status', 'code', 'items', 'address'].map((k) =>
+                  String(e[k] ?? '-'),
+                ),
+              ),
+            ),
+            ...(page.next ? [`more: --after ${page.next}`] : []),
+          ].join('\n'),
+      }),
+    );
+  common(admin.command('failures').description('failed requests by code and endpoint, most first'))
+    .option('--integration <id>', 'only this integration')
+    .option('--hours <n>', 'the last N hours (default 24)')
+    .action((o: CommonOptions & { integration?: string; hours?: string }) =>
+      runAction<{ code: string; endpoint: string; count: number; lastAt: string }[]>(open, o, failuresAction, {
+        input: () => ({
+          ...(o.integration ? { integration: o.integration } : {}),
+          ...(o.hours !== undefined ? { hours: Number(o.hours) } : {}),
+        }),
+        human: (list) =>
+          table(
+            ['CODE', 'ENDPOINT', 'COUNT', 'LAST'],
+            list.map((f) => [f.code, f.endpoint, String(f.count), f.lastAt]),
+          ),
       }),
     );
 }

@@ -2,6 +2,7 @@ import type { Static, TSchema } from 'typebox';
 import type { Clock } from '../clock.js';
 import type { Limits } from '../limits.js';
 import type { Store } from '../store/store.js';
+import type { LimiterCounters } from '../usage/usage-reads.js';
 
 // One action of the management plane: a typed function with its input and output schemas and the scope it
 // needs. The `admin` commands (cli/) and the management API (manage/api/) both run it through `perform`
@@ -39,6 +40,8 @@ export interface ManageContext {
   /** Absent: lockouts cannot be read here (no shared counters). */
   lockouts?: LockoutControl | undefined;
   lastUse?: LastUse | undefined;
+  /** The rate limit and quota counters of the API process (usage); absent, they are reported as null. */
+  counters?: LimiterCounters | undefined;
 }
 
 /** How a change appears in the audit trail: ids and settings only, never a key or personal data. */

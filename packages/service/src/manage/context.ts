@@ -1,6 +1,7 @@
 import { iso } from '../clock.js';
 import type { InternalContext } from '../http/internal-surface.js';
 import type { Store } from '../store/store.js';
+import type { LimiterCounters } from '../usage/usage-reads.js';
 import type { Actor, LastUse, LockoutControl, ManageContext } from './action.js';
 
 // The context an action runs with on the internal listener (the management API and the console): the
@@ -8,7 +9,10 @@ import type { Actor, LastUse, LockoutControl, ManageContext } from './action.js'
 // has them, and the last uses the request log records (usage/).
 
 /** The internal listener's context, with the lockout counters of the process when it passes them. */
-export type ManageSurfaceContext = InternalContext & { lockouts?: LockoutControl | undefined };
+export type ManageSurfaceContext = InternalContext & {
+  lockouts?: LockoutControl | undefined;
+  counters?: LimiterCounters | undefined;
+};
 
 export function manageContextFor(context: ManageSurfaceContext, actor: Actor): ManageContext {
   return {
@@ -17,6 +21,7 @@ export function manageContextFor(context: ManageSurfaceContext, actor: Actor): M
     limits: context.limits,
     actor,
     lockouts: context.lockouts,
+    counters: context.counters,
     lastUse: recordedLastUse(context.store),
   };
 }

@@ -87,6 +87,16 @@ const STEPS: Step[] = [
     api: () => ({ method: 'GET', url: '/integrations' }),
   },
   {
+    rule: 'the request log of an integration',
+    cli: (v) => ['integrations', 'requests', v.integration, '--failed'],
+    api: (v) => ({ method: 'GET', url: `/integrations/${v.integration}/requests?failed=true` }),
+  },
+  {
+    rule: 'recent failures by code and endpoint',
+    cli: () => ['failures'],
+    api: () => ({ method: 'GET', url: '/failures' }),
+  },
+  {
     rule: 'allowlist add',
     cli: (v) => ['integrations', 'allowlist', 'add', v.integration, '198.51.100.7'],
     api: (v) => ({
@@ -278,6 +288,26 @@ describeEachBackend('management API and admin command', (makeStore) => {
     const text = out.join('');
     expect(text).toContain('Beta <script>alert(1)</script>\\x1b]0;owned\\x07\\x1b[2J\\u202e');
     for (const raw of ['\u001b', '\u0007', '\u202e']) expect(text).not.toContain(raw);
+  });
+
+  it("an integration's usage answers this minute against the rate limit and today against the quota", async () => {
+    const store = await seeded();
+    h = await internalHarness(store, [manageSurface]);
+    const token = await h.token('reader', ['read', 'keys']);
+    const created = await h.inject({
+      method: 'POST',
+      url: '/manage/v1/integrations',
+      token,
+      body: { teams: ['team_a1'], name: 'W' },
+    });
+    const res = await h.inject({
+      method: 'GET',
+      url: `/manage/v1/integrations/${created.json().integration.id}/usage`,
+      token,
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ minute: { limit: expect.any(Number) }, today: { quota: expect.any(Number) } });
+    expect(res.json().itemsPerHour).toHaveLength(24);
   });
 
   it('every change over the API records the token name as actor and the On-Behalf-Of user', async () => {

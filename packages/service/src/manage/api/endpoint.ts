@@ -26,13 +26,8 @@ export function restOfInput(endpoint: ManageEndpoint): TObject {
   const input = endpoint.action.input as TObject;
   const fromPath = new Set(Object.values(endpoint.path ?? {}));
   const properties = Object.fromEntries(Object.entries(input.properties).filter(([name]) => !fromPath.has(name)));
-  const required = (input.required ?? []).filter((name: string) => !fromPath.has(name));
-  return Type.Unsafe({
-    type: 'object',
-    properties,
-    ...(required.length ? { required } : {}),
-    additionalProperties: false,
-  }) as unknown as TObject;
+  // The properties keep their optional marks, so the object requires what the action's input requires.
+  return Type.Object(properties as Record<string, TSchema>, { additionalProperties: false });
 }
 
 /** The path parameters' schema: each the type of the input field it fills. */
