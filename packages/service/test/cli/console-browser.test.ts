@@ -146,10 +146,23 @@ describe.skipIf(!available)(
       // During its grace the old key still works, beside the new one.
       expect([(await me(key)).status, (await me(rolled)).status]).toEqual([200, 200]);
 
-      await page.goto(detail);
+      // Each key's last use, and the address it came from, once the request log is written (about a second).
+      await expect
+        .poll(
+          async () => {
+            await page.goto(detail);
+            return page.locator('#keys tbody tr').allTextContents();
+          },
+          { timeout: 10_000 },
+        )
+        .toEqual([
+          expect.stringMatching(/grace.*\d{4}-.*127\.0\.0\.1/),
+          expect.stringMatching(/active.*\d{4}-.*127\.0\.0\.1/),
+        ]);
+      await shoot(page, '04-last-use');
       await Promise.all([page.waitForURL(`${detail}/revoke`), page.click('#revoke-link')]);
       await page.fill('#confirm', id);
-      await shoot(page, '04-revoke-confirmation');
+      await shoot(page, '05-revoke-confirmation');
       await Promise.all([page.waitForURL(detail), page.click('#revoke')]);
       expect(await page.textContent('#integration-status')).toBe('revoked');
       const revokedAt = Date.now();
@@ -162,7 +175,7 @@ describe.skipIf(!available)(
       expect(refused, 'refused within 5 seconds of the revoke').toBeGreaterThan(0);
       expect(refused).toBeLessThan(5000);
       expect((await me(key)).status).toBe(401);
-      await shoot(page, '05-revoked');
+      await shoot(page, '06-revoked');
 
       // The refusal in the request log (the log is written within a second or two), filtered to failures.
       await page.click('#requests-link');
@@ -177,7 +190,7 @@ describe.skipIf(!available)(
         .toBeGreaterThan(0);
       const rows = await page.locator('#requests tbody tr').allTextContents();
       expect(rows.some((row) => row.includes('401') && row.includes('/v1/me'))).toBe(true);
-      await shoot(page, '06-request-log');
+      await shoot(page, '07-request-log');
 
       await page.goto(`${detail}/audit`);
       const actions = await page.locator('#audit .col-action').allTextContents();
@@ -186,7 +199,7 @@ describe.skipIf(!available)(
       expect(actions).toContain('integration.create');
       const trail = await page.locator('#audit tbody tr').allTextContents();
       expect(trail.find((row) => row.includes('integration.revoke'))).toContain('me');
-      await shoot(page, '07-audit-trail');
+      await shoot(page, '08-audit-trail');
     });
 
     it('a reading token sees the integration but no revoke button, and the server refuses its revoke', async () => {
@@ -199,7 +212,7 @@ describe.skipIf(!available)(
       const id = detail.split('/').at(-1) as string;
       expect(await page.locator('#revoke-link').count()).toBe(0);
       expect(await page.locator('#roll-link').count()).toBe(0);
-      await shoot(page, '08-reader');
+      await shoot(page, '09-reader');
       // Posting the form anyway, with the session's own CSRF token, from the console's origin.
       const before = problems.length;
       const status = await page.evaluate<number>(`(async () => {
@@ -222,7 +235,7 @@ describe.skipIf(!available)(
       expect(await cell.textContent()).toBe(SHOWN_NAME);
       expect(await cell.locator('*').count()).toBe(0);
       expect(await page.title()).not.toBe('owned');
-      await shoot(page, '09-hostile-name');
+      await shoot(page, '10-hostile-name');
       // Nothing the pages did broke their policy or left this listener; no script ran from the name.
       expect(problems).toEqual([]);
     });

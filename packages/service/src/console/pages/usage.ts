@@ -15,7 +15,8 @@ export interface UsageView {
   refusals?: { code: string; count: number }[];
 }
 
-const count = (n: number | null) => (n === null ? 'not in this process' : n.toLocaleString('en-US'));
+/** A figure; null when this process does not hold the counter (the API's limiter keeps it). */
+const count = (n: number | null) => (n === null ? '—' : n.toLocaleString('en-US'));
 
 export async function readUsage(
   page: PageContext,
