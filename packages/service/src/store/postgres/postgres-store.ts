@@ -1,4 +1,4 @@
-import { Kysely, PostgresDialect, type PostgresQueryResult, sql } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, type PostgresQueryResult, sql } from 'kysely';
 import type pg from 'pg';
 import { POSTGRES_DEFAULTS as DEFAULTS } from '../backend-defaults.js';
 import { POSTGRES } from '../sql/dialect.js';
@@ -160,6 +160,17 @@ export class PostgresStore extends SqlStore implements Store {
 
   async appendAudit(entry: AuditEntry): Promise<void> {
     await this.query(this.sql.appendAudit, auditColumns(entry));
+  }
+
+  /** A flush of the request log, usage counts and last uses: its statements in one transaction. */
+  protected override get usageBatch(): RunBatch {
+    return (work) =>
+      this.transact((trx) =>
+        work(async (text, values) => {
+          const result = await trx.executeQuery<Row>(CompiledQuery.raw(text, values));
+          return { rows: result.rows, changes: Number(result.numAffectedRows ?? 0) };
+        }),
+      );
   }
 
   poolUsage(): PoolUsage {

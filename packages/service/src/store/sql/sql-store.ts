@@ -233,7 +233,13 @@ export abstract class SqlStore {
 
   /** A flush of the recorder: each table one statement, in one short transaction on SQLite (usage-store.ts). */
   async appendUsage(batch: UsageBatch): Promise<void> {
-    await usage.appendUsage(this.usageSql, this.trimBatch, batch);
+    await usage.appendUsage(this.usageSql, this.usageBatch, batch);
+  }
+
+  /** How a flush's statements run: in one transaction, so a failed flush left nothing behind to write twice. */
+  protected get usageBatch(): RunBatch {
+    // SQLite's retention batch is one write transaction already.
+    return this.trimBatch;
   }
 
   async trimUsage(trim: UsageTrim): Promise<number> {
