@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util';
 import { authBench } from './auth-bench.js';
 import { dbFaultBench } from './db-fault-bench.js';
 import type { LoadPlan } from './harness.js';
+import { intakeBench } from './intake-bench.js';
 import { CACHE_DIR } from './lead-data.js';
 import { listBench } from './list-bench.js';
 import { observeBench } from './observe-bench.js';
@@ -35,11 +36,12 @@ const BENCHES = [
   'ingest',
   'start',
   'memory',
+  'intake',
 ] as const;
 type Bench = (typeof BENCHES)[number];
 
 const USAGE = `npm run bench -- [options]
-  --only list,auth,pg,feed,mirror,redis,db,retention,observe,usage,ingest,start,memory   benchmarks to run (default: all)
+  --only list,auth,pg,feed,mirror,redis,db,retention,observe,usage,ingest,intake,start,memory   benchmarks to run (default: all)
                              list: the read path (uncached and cached pages and a single
                              lead vs a bare server, deep page, memory)
                              auth: issue 3 (authentication and limiter cost)
@@ -62,6 +64,9 @@ const USAGE = `npm run bench -- [options]
                              every event type into SQLite and PostgreSQL, demo generation on
                              both against the same rows written by the store alone, bytes on
                              disk per demo lead (bench/write-bench.ts)
+                             intake: the intake endpoint against ingest of the same events from a
+                             file (SQLite and PostgreSQL), and outbox commit to feed latency through
+                             crm-export relay at steady rates (bench/intake-bench.ts)
                              start: spawn of crm-export serve to the first 200 of /v1/health on
                              an empty database, --start-leads leads and the list data set,
                              against a bare node http server (bench/start-memory-bench.ts)
@@ -78,6 +83,8 @@ const USAGE = `npm run bench -- [options]
                              (default 10000,1000000,pg:100000; --quick 100000,pg:10000)
   --ingest-leads N           ingest: demo leads in the ingest file (default 2,000; --quick 400)
   --demo-leads N             ingest: leads of the demo run (default 2,000; --quick 400)
+  --intake-leads N           intake: demo leads of the events posted and ingested (default 2,000; --quick 400)
+  --intake-rates A,B         intake: events/s of the latency measurements (default 500,2000)
   --start-leads N            start: leads of the small database (default 5,000)
   --kill-every N             db: milliseconds between two terminations of the API's backends (default 500)
   --profile                  CPU-profile the API under the list loads (.bench/profiles/)
@@ -103,6 +110,8 @@ const { values } = parseArgs({
     'start-leads': { type: 'string' },
     'ingest-leads': { type: 'string' },
     'demo-leads': { type: 'string' },
+    'intake-leads': { type: 'string' },
+    'intake-rates': { type: 'string' },
     profile: { type: 'boolean', default: false },
     before: { type: 'string' },
     'api-node-flags': { type: 'string' },
@@ -141,6 +150,8 @@ const startLeads = count('start-leads', values['start-leads'], 5_000);
 const killEveryMs = count('kill-every', values['kill-every'], 500);
 const ingestLeads = count('ingest-leads', values['ingest-leads'], quick ? 400 : 2_000);
 const demoLeads = count('demo-leads', values['demo-leads'], quick ? 400 : 2_000);
+const intakeLeads = count('intake-leads', values['intake-leads'], quick ? 400 : 2_000);
+const intakeRates = (values['intake-rates'] ?? '500,2000').split(',').map((rate) => count('intake-rates', rate, 500));
 // --quick walks 100,000 items: 1,000 pages, enough for the JIT of the server and the client to settle
 // (at 10,000 their warm-up is most of the walk).
 const syncSizes =
@@ -205,6 +216,7 @@ const runners: Record<Bench, () => Promise<string>> = {
   start: () => startBench({ rounds: plan.rounds, smallLeads: startLeads, largeLeads: large }),
   memory: () => memoryBench({ plan, leads: large }),
   ingest: () => writeBench({ ingestLeads, demoLeads }),
+  intake: () => intakeBench({ leads: intakeLeads, seconds: plan.seconds, rates: intakeRates, batch: 500 }),
 };
 // How long each benchmark took (the --quick run has a budget of 5 minutes in all, set-up included).
 const timings: string[] = [];
