@@ -8,7 +8,7 @@ import type { Actor, LastUse, LockoutControl, ManageContext } from './action.js'
 // listener's store, clock and limits, the caller as actor, the process's lockout counters when the listener
 // has them, and the last uses the request log records (usage/).
 
-/** The internal listener's context, with the lockout counters of the process when it passes them. */
+/** The internal listener's context; `lockouts` and `counters` override those of `access` (tests). */
 export type ManageSurfaceContext = InternalContext & {
   lockouts?: LockoutControl | undefined;
   counters?: LimiterCounters | undefined;
@@ -20,8 +20,9 @@ export function manageContextFor(context: ManageSurfaceContext, actor: Actor): M
     clock: context.clock,
     limits: context.limits,
     actor,
-    lockouts: context.lockouts,
-    counters: context.counters,
+    // The API's access control of this process: its lockouts and rate counters (Redis's when shared).
+    lockouts: context.lockouts ?? context.access?.keyLockouts,
+    counters: context.counters ?? context.access,
     lastUse: recordedLastUse(context.store),
   };
 }
