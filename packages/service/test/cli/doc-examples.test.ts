@@ -15,10 +15,13 @@ describe('every example output of README.md and docs/ is what the command prints
       const raw = server.stdout();
       const api = /crm-export is serving http:\/\/127\.0\.0\.1:(\d+)\/v1/.exec(raw)?.[1] as string;
       const ops = /operator listener: http:\/\/127\.0\.0\.1:(\d+) /.exec(raw)?.[1] as string;
-      // The docs show the default ports (3000, and 3001 for the operator listener); the key is never the same.
+      const internal = /internal listener: http:\/\/127\.0\.0\.1:(\d+) /.exec(raw)?.[1] as string;
+      // The docs show the default ports (3000, 3001 for the operator listener, 3002 for the internal one); the
+      // key is never the same.
       const printed = raw
         .replaceAll(`127.0.0.1:${api}`, '127.0.0.1:3000')
         .replaceAll(`127.0.0.1:${ops}`, '127.0.0.1:3001')
+        .replaceAll(`127.0.0.1:${internal}`, '127.0.0.1:3002')
         .replace(/crmx_live_[0-9A-Za-z]+/g, 'crmx_live_...');
       expect(printed).toBe(docBlock('README.md', 'crm-export is serving'));
       expect(printed).toContain(docBlock('docs/reference.md', 'crm-export is serving'));
