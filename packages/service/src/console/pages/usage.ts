@@ -1,10 +1,10 @@
-import type { IntegrationUsage, RequestLogFilter } from '../../usage/usage-reads.js';
-import { integrationUsage, requestLogPage } from '../../usage/usage-reads.js';
-import { operatorOf, type PageContext } from '../page.js';
+import { requestsAction, usageAction } from '../../manage/actions/usage.js';
+import type { IntegrationUsage, RequestLogEntry, RequestLogPage } from '../../usage/usage-reads.js';
+import { act, operatorOf, type PageContext } from '../page.js';
 import { jsonData } from '../views.js';
 
-// Usage and the request log of an integration, read by the functions the management API reads them with
-// (usage/usage-reads.ts). Both are reads: any token that may sign in may see them.
+// Usage and the request log of an integration, through the management API's actions `usage.get` and
+// `requests.list` (reads of usage/usage-reads.ts).
 
 /** What the integration page shows of usage. */
 export interface UsageView {
@@ -22,12 +22,7 @@ export async function readUsage(
   page: PageContext,
   integration: { id: string; keys: { id: string }[] },
 ): Promise<UsageView> {
-  const ctx = page.deps.manageContext({ name: operatorOf(page.request).name });
-  const usage: IntegrationUsage = await integrationUsage(
-    { store: ctx.store, clock: ctx.clock, limits: ctx.limits },
-    integration.id,
-    integration.keys.map((k) => k.id),
-  );
+  const usage = (await act(page, usageAction, { id: integration.id })) as unknown as IntegrationUsage;
   return {
     numbers: [
       { label: `Items this minute (limit ${count(usage.minute.limit)})`, value: count(usage.minute.items) },
@@ -78,7 +73,19 @@ export async function readRequestLog(
   query: Record<string, string | undefined>,
 ): Promise<RequestLogView> {
   const typed = (name: string) => (query[name]?.trim() ? query[name]?.trim() : undefined);
-  const filter: RequestLogFilter = { integration, limit: 100 };
+  const filter: {
+    id: string;
+    limit: number;
+    failed?: boolean;
+    status?: number;
+    code?: string;
+    endpoint?: string;
+    since?: string;
+    after?: string;
+  } = {
+    id: integration,
+    limit: 100,
+  };
   const outcome = typed('outcome');
   if (outcome === 'failed' || outcome === 'succeeded') filter.failed = outcome === 'failed';
   const status = typed('status');
@@ -99,7 +106,9 @@ export async function readRequestLog(
   const after = typed('after');
   if (after) filter.after = after;
   const ctx = page.deps.manageContext({ name: operatorOf(page.request).name });
-  const found = error ? { entries: [], next: null } : await requestLogPage(ctx.store, filter);
+  const found = error
+    ? { entries: [], next: null }
+    : ((await act(page, requestsAction, filter)) as unknown as RequestLogPage);
   const params = new URLSearchParams(
     Object.entries({ outcome, status, code, endpoint, since }).filter((e): e is [string, string] => e[1] !== undefined),
   );
@@ -114,7 +123,7 @@ export async function readRequestLog(
       { name: 'since', label: 'Since', value: since, placeholder: '2026-03-01T12:00:00Z' },
     ],
     columns: COLUMNS,
-    rows: found.entries.map((e) => ({ ...e, code: e.code ?? '' })),
+    rows: found.entries.map((e: RequestLogEntry) => ({ ...e, code: e.code ?? '' })),
     ...(found.next ? { older: `?${params.toString()}` } : {}),
     ...(error ? { error } : {}),
   };
