@@ -16,20 +16,38 @@ interface RouteSchema {
 type Validate = ((data: unknown) => boolean) & { errors?: FastifySchemaValidationError[] | null };
 type Factory = (externalSchemas: unknown, options: unknown) => (route: RouteSchema) => Validate;
 
-/** Fastify's own Ajv validator factory, with integer query parameters checked for their spelling first. */
+/**
+ * Fastify's own Ajv validator factory, with integer query parameters checked for their spelling first.
+ * Each route part's validator is compiled on its first request, not when the app is ready: Ajv's instance
+ * and every route's compiled code were about a fifth of a server's start-up (docs/performance.md).
+ */
 export function queryAwareValidatorFactory(): ValidatorFactory {
   // The package's types describe the compiler as taking a bare schema; Fastify calls it with the route part.
   const build = AjvCompiler() as unknown as Factory;
   const factory: Factory = (externalSchemas, options) => {
-    const compile = build(externalSchemas, options);
-    return (route) => {
-      const validate = compile(route);
-      if (route.httpPart !== 'querystring') return validate;
-      const integers = integerProperties(route.schema);
-      return integers.length === 0 ? validate : decimalIntegersFirst(validate, integers);
-    };
+    let compile: ReturnType<Factory> | undefined;
+    return (route) =>
+      onFirstUse(() => {
+        compile ??= build(externalSchemas, options);
+        const validate = compile(route);
+        if (route.httpPart !== 'querystring') return validate;
+        const integers = integerProperties(route.schema);
+        return integers.length === 0 ? validate : decimalIntegersFirst(validate, integers);
+      });
   };
   return factory as unknown as ValidatorFactory;
+}
+
+/** A validator that builds the real one on its first call, and passes each call and its errors through. */
+function onFirstUse(make: () => Validate): Validate {
+  let validate: Validate | undefined;
+  const check: Validate = (data) => {
+    validate ??= make();
+    const valid = validate(data);
+    check.errors = validate.errors ?? null;
+    return valid;
+  };
+  return check;
 }
 
 /** True when `value` is an integer written the plain decimal way and within the safe range. */
