@@ -45,6 +45,19 @@ export interface LogPageParams {
 
 const LOG_COLUMNS = 'seq, at, integration, request_id, method, route, status, code, items, address';
 
+/** A page of the request log, newest first: the optional filters, after `scope`. */
+function logPage(d: Dialect, scope: string): string {
+  return `SELECT ${LOG_COLUMNS} FROM request_log
+    WHERE ${scope}(CAST(:before AS bigint) IS NULL OR seq < :before)
+      AND (CAST(:since AS bigint) IS NULL OR at >= :since)
+      AND (CAST(:until AS bigint) IS NULL OR at < :until)
+      AND (CAST(:status AS integer) IS NULL OR status = :status)
+      AND (CAST(:failed AS integer) IS NULL OR (status >= 400) = (:failed = 1))
+      AND (CAST(:code AS text) IS NULL OR code = :code)
+      AND (CAST(:route AS text) IS NULL OR route = :route)
+    ORDER BY seq DESC ${d.limit}:limit`;
+}
+
 export function usageStatements(d: Dialect) {
   const named = <P extends object>(s: string) => new NamedStatement<P>(s, d.backend);
   return {
@@ -70,18 +83,11 @@ export function usageStatements(d: Dialect) {
         ON CONFLICT (kind, id) DO UPDATE SET at = excluded.at, address = excluded.address
         WHERE excluded.at > last_use.at`,
     ),
-    logPage: named<LogPageParams>(
-      `SELECT ${LOG_COLUMNS} FROM request_log
-        WHERE (CAST(:integration AS text) IS NULL OR integration = :integration)
-          AND (CAST(:before AS bigint) IS NULL OR seq < :before)
-          AND (CAST(:since AS bigint) IS NULL OR at >= :since)
-          AND (CAST(:until AS bigint) IS NULL OR at < :until)
-          AND (CAST(:status AS integer) IS NULL OR status = :status)
-          AND (CAST(:failed AS integer) IS NULL OR (status >= 400) = (:failed = 1))
-          AND (CAST(:code AS text) IS NULL OR code = :code)
-          AND (CAST(:route AS text) IS NULL OR route = :route)
-        ORDER BY seq DESC ${d.limit}:limit`,
-    ),
+    // One integration's page walks its index (integration, seq) newest first; every integration's, the
+    // table's key. Two statements, not `:integration IS NULL OR ...`: a plan made once for any binding could
+    // use neither index.
+    logPage: named<LogPageParams>(logPage(d, 'integration = :integration AND ')),
+    logPageAll: named<LogPageParams>(logPage(d, '')),
     counts: named<{ integration: string | null; sinceHour: number }>(
       `SELECT integration, hour, route, reason, requests, items, last_at FROM usage_counts
         WHERE (CAST(:integration AS text) IS NULL OR integration = :integration) AND hour >= :sinceHour

@@ -49,7 +49,8 @@ export async function appendUsage(sql: UsageStatements, batch: RunBatch, rows: U
 
 export async function requestLog(sql: UsageStatements, all: All, q: RequestLogQuery): Promise<StoredRequestLogRow[]> {
   const params = { ...q, failed: q.failed === null ? null : q.failed ? 1 : 0 };
-  const found = await all(sql.logPage.text, sql.logPage.values(params));
+  const statement = q.integration === null ? sql.logPageAll : sql.logPage;
+  const found = await all(statement.text, statement.values(params));
   return found.map((row) => ({
     seq: asNumber(row.seq),
     at: asNumber(row.at),
