@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/open-store.js';
 import { cliJson, runCli, startCli, tempDir } from '../cli/cli.js';
+import { adminQuery } from '../support/postgres.js';
 
 // Issue 27's concurrency test: `serve --workers 2` (every worker serves the internal listener on one port)
 // and two producers posting two sources at once, each with two batches in flight, every request on a new
@@ -57,15 +57,7 @@ async function database(
 ): Promise<{ url: string; drop(): Promise<void> }> {
   if (backend === 'sqlite') return { url: tmp.db('intake-workers'), drop: async () => undefined };
   const name = `iw_${process.pid}_${randomBytes(5).toString('hex')}`;
-  const admin = async (sql: string) => {
-    const client = new pg.Client({ connectionString: PG_URL as string });
-    await client.connect();
-    try {
-      await client.query(sql);
-    } finally {
-      await client.end();
-    }
-  };
+  const admin = (sql: string) => adminQuery(PG_URL as string, sql);
   await admin(`CREATE DATABASE ${name}`);
   const own = new URL(PG_URL as string);
   own.pathname = `/${name}`;
@@ -120,12 +112,12 @@ async function produce(url: string, token: string, batches: Batch[], log: { sour
 }
 
 for (const backend of BACKENDS) {
-  const reason = !REDIS_URL
+  const skipped = !REDIS_URL
     ? ' (skipped: serve --workers needs Redis: set REDIS_URL)'
     : backend === 'postgres' && !PG_URL
       ? ' (skipped: PostgreSQL is not enabled: set PG_URL)'
       : '';
-  describe.skipIf(reason !== '')(`intake under serve --workers 2 [${backend}]${reason}`, () => {
+  describe.skipIf(skipped !== '')(`intake under serve --workers 2 [${backend}]${skipped}`, () => {
     it('two producers for two sources: each source applies in seq order exactly once (409s resent), and the sources interleave', {
       timeout: 240_000,
     }, async () => {
