@@ -132,7 +132,17 @@ export function managementOpenapi(): Record<string, unknown> {
             description: 'cxo_... operator token (crm-export admin tokens create)',
           },
         },
-        schemas: { Problem },
+        schemas: {
+          // The public API's problem body, and on a refused action `reason` (the admin code) and `detail`.
+          Problem: {
+            ...Problem,
+            properties: {
+              ...Problem.properties,
+              reason: { type: 'string', description: 'the code `crm-export admin` prints for this refusal' },
+              detail: { type: 'string', description: 'what was refused' },
+            },
+          },
+        },
       },
       paths,
     }),
