@@ -1,6 +1,7 @@
 import { afterEach, expect, it } from 'vitest';
 import { createIntegration } from '../../src/access/integrations.js';
 import { intakeSurface } from '../../src/internal/intake/intake-surface.js';
+import { Metrics } from '../../src/metrics/metrics.js';
 import type { Store } from '../../src/store/store.js';
 import { StoreUnavailableError } from '../../src/store/unavailable.js';
 import type { CrmEvent } from '../../src/write/events/events.js';
@@ -27,10 +28,12 @@ describeEachBackend('intake endpoint', (makeStore) => {
   });
   /** Set to make every later write transaction fail as the database would. */
   const fault: { reason: 'busy' | 'connection_lost' | null } = { reason: null };
+  let metrics: Metrics;
   const open = async (limits = {}) => {
     fault.reason = null;
     w = await world(makeStore);
-    h = await internalHarness(failingWrites(w.store, fault), [intakeSurface], limits);
+    metrics = new Metrics({ processMetrics: false });
+    h = await internalHarness(failingWrites(w.store, fault), [intakeSurface], limits, metrics);
     token = await h.token('crm-relay', ['intake']);
   };
   const post = (body: unknown, as = token) =>
@@ -235,6 +238,21 @@ describeEachBackend('intake endpoint', (makeStore) => {
     expect(res.statusCode).toBe(429);
     expect(res.json().code).toBe('write_side_busy');
     expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+  });
+
+  it('the operator listener counts intake requests by outcome: route, status and error code', async () => {
+    await open();
+    await post({ source: 'crm', events: wire(1, [newLead('lead_1')]) });
+    await post({ source: 'crm', follows: 4, events: wire(5, [renamed('lead_1', 'Ada')]) });
+    await post({ source: 'crm', follows: 4, events: wire(5, [renamed('lead_1', 'Ada')]) }, 'cxo_wrong');
+    const text = await metrics.registry.metrics();
+    const count = (status: number, code: string) =>
+      new RegExp(
+        `crm_export_internal_requests_total\\{route="/intake/v1/batches",status="${status}",code="${code}"\\} (\\d+)`,
+      ).exec(text)?.[1];
+    expect(count(200, '')).toBe('1');
+    expect(count(409, 'sequence_gap')).toBe('1');
+    expect(count(401, 'invalid_token')).toBe('1');
   });
 
   it('a database that is unavailable answers 503 service_unavailable with Retry-After', async () => {

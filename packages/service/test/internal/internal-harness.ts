@@ -5,6 +5,7 @@ import { ManualClock } from '../../src/clock.js';
 import type { InternalSurface } from '../../src/http/internal-surface.js';
 import { buildInternalApp } from '../../src/internal/internal-app.js';
 import { DEFAULT_LIMITS, type Limits } from '../../src/limits.js';
+import type { Metrics } from '../../src/metrics/metrics.js';
 import type { Store } from '../../src/store/store.js';
 import type { OperatorScope } from '../../src/write/commands/operator-token-state.js';
 
@@ -33,6 +34,7 @@ export async function internalHarness(
   store: Store,
   surfaces: readonly InternalSurface[],
   limits: Partial<Limits> = {},
+  metrics?: Metrics,
 ): Promise<InternalHarness> {
   const clock = new ManualClock();
   const all = { ...DEFAULT_LIMITS, ...limits };
@@ -43,7 +45,7 @@ export async function internalHarness(
     lockout: access.lockoutFor('opauth', all),
     cacheMs: all.keyCacheMs,
   });
-  const app = buildInternalApp({ store, clock, limits: all, tokens, surfaces });
+  const app = buildInternalApp({ store, clock, limits: all, tokens, surfaces, metrics });
   await app.ready();
   return {
     app,
