@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { startFeedJobs } from '../../src/feed/feed-jobs.js';
+import { DEFAULT_LIMITS } from '../../src/limits.js';
 import type { FeedKind } from '../../src/schemas/enums.js';
 import {
   ANY_AGE,
@@ -245,7 +246,11 @@ describeEachBackend('feed retention in bounded batches', (makeStore) => {
     const stop = startFeedJobs({
       store,
       clock: new ManualClock(NOW),
-      limits: { removalRetentionMs: NOW - REMOVALS_BEFORE, supersededRetentionMs: NOW - SUPERSEDED_BEFORE },
+      limits: {
+        ...DEFAULT_LIMITS,
+        removalRetentionMs: NOW - REMOVALS_BEFORE,
+        supersededRetentionMs: NOW - SUPERSEDED_BEFORE,
+      },
       onError: (_job, error) => errors.push(error),
     });
     await stop();
