@@ -229,9 +229,9 @@ const STEPS: Record<string, Up> = {
   '0003_audit': v3,
   '0004_compact_storage': v4,
   '0005_activities_without_entities': v5,
-  '0008_request_log': v8,
   '0006_intake': v6,
   '0007_management': v7,
+  '0008_request_log': v8,
 };
 
 /** The migrations of one backend, by the names databases record them under. */

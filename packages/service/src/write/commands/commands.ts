@@ -9,7 +9,6 @@ import type {
   UsageTrim,
   WriteTx,
 } from '../../store/store.js';
-import { dropQuarantine, retryQuarantine } from '../intake/quarantine-commands.js';
 import {
   changeAllowlist,
   changeTeam,
@@ -21,6 +20,7 @@ import {
   setHoldsData,
   setOrganizationPlan,
 } from './access-commands.js';
+import { dropQuarantine, retryQuarantine } from '../intake/quarantine-commands.js';
 import { completeCapture, prepareLeads, requestCapture } from './capture-commands.js';
 import { closeConsoleSession, openConsoleSession, touchConsoleSession } from './console-session-commands.js';
 import {
@@ -63,10 +63,10 @@ export const COMMANDS = {
   'console_session.open': tx(openConsoleSession),
   'console_session.touch': tx(touchConsoleSession),
   'console_session.close': tx(closeConsoleSession),
-  'secret.pepper': tx(ensurePepper),
   'operator_token.create': tx(createOperatorToken),
   'operator_token.revoke': tx(revokeOperatorToken),
   'operator_token.touch': tx(touchOperatorToken),
+  'secret.pepper': tx(ensurePepper),
   'secret.cursor': tx(ensureCursorSecret),
   'switch.api_disabled': tx(setApiDisabled),
   'switch.capability_disabled': tx(setCapabilityDisabled),

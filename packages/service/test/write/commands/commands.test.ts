@@ -95,6 +95,7 @@ const script = (): { [N in CommandName]?: CommandInput<N> }[] => [
   { 'data.republish': { kind: 'lead', ids: ['lead_1', 'lead_gone'], now: NOW + 5000 } },
   { 'data.step_applied': { name: '0001_step', now: NOW + 5000 } },
   { 'data.step_applied': { name: '0001_step', now: NOW + 6000 } },
+  { 'intake.quarantine_drop': { lane: 'lead:lead_none' } },
   {
     'operator_token.create': {
       id: 'TOKENLOOKUP1',
@@ -109,7 +110,6 @@ const script = (): { [N in CommandName]?: CommandInput<N> }[] => [
   // An older use arriving late changes nothing.
   { 'operator_token.touch': { id: 'TOKENLOOKUP1', at: NOW + 500, from: '10.0.0.2' } },
   { 'operator_token.revoke': { name: 'relay', now: NOW + 2000 } },
-  { 'intake.quarantine_drop': { lane: 'lead:lead_none' } },
   { 'console_session.open': session('a', NOW) },
   { 'console_session.touch': { id: 'session_a', now: NOW + 60_000 } },
   // A day later: opening another deletes the expired one.
