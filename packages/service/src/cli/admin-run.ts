@@ -72,16 +72,9 @@ export async function run<T>(
   human: (result: T) => string,
   audit?: AuditSpec<T>,
 ): Promise<void> {
-  if (options.actor !== undefined && !ACTOR.test(options.actor))
-    return refuse(
-      options,
-      new AdminError(
-        'invalid_argument',
-        '--actor must be 1 to 100 characters, no control characters, not starting with a space',
-      ),
-    );
-  const opened = await open(options.db);
-  const store = 'backend' in opened ? opened : opened.store;
+  const opened = await openChecked(open, options);
+  if (!opened) return;
+  const { store } = opened;
   try {
     let result: T;
     try {
@@ -98,16 +91,45 @@ export async function run<T>(
         () => false,
       );
     }
-    process.stdout.write(options.json ? `${jsonText(result, 2)}\n` : `${terminalText(human(result))}\n`);
-    if (!recorded) {
-      process.stderr.write('crm-export admin: the change was made but could not be recorded in the audit trail\n');
-      process.exitCode = 1;
-    }
+    printResult(options, result, () => human(result), recorded);
   } catch (error) {
     if (!(error instanceof AdminError)) throw error;
     refuse(options, error);
   } finally {
-    await ('backend' in opened ? opened.close() : opened.close());
+    await opened.close();
+  }
+}
+
+/**
+ * The store for a command, opened once `--actor` is checked; undefined when a malformed `--actor` was
+ * refused (nothing opened).
+ */
+async function openChecked(
+  open: OpenStore,
+  options: CommonOptions,
+): Promise<{ store: Store; close: () => Promise<void> } | undefined> {
+  if (options.actor !== undefined && !ACTOR.test(options.actor)) {
+    refuse(
+      options,
+      new AdminError(
+        'invalid_argument',
+        '--actor must be 1 to 100 characters, no control characters, not starting with a space',
+      ),
+    );
+    return undefined;
+  }
+  const opened = await open(options.db);
+  return 'backend' in opened
+    ? { store: opened, close: () => opened.close() }
+    : { store: opened.store, close: () => opened.close() };
+}
+
+/** Prints a result (JSON with `--json`, else `human()`); an action left out of the audit trail sets exit code 1. */
+function printResult(options: CommonOptions, result: unknown, human: () => string, recorded: boolean): void {
+  process.stdout.write(options.json ? `${jsonText(result, 2)}\n` : `${terminalText(human())}\n`);
+  if (!recorded) {
+    process.stderr.write('crm-export admin: the change was made but could not be recorded in the audit trail\n');
+    process.exitCode = 1;
   }
 }
 
@@ -134,16 +156,9 @@ export async function runAction<T>(
   action: AnyAction,
   call: ActionCall<T>,
 ): Promise<void> {
-  if (options.actor !== undefined && !ACTOR.test(options.actor))
-    return refuse(
-      options,
-      new AdminError(
-        'invalid_argument',
-        '--actor must be 1 to 100 characters, no control characters, not starting with a space',
-      ),
-    );
-  const opened = await open(options.db);
-  const store = 'backend' in opened ? opened : opened.store;
+  const opened = await openChecked(open, options);
+  if (!opened) return;
+  const { store } = opened;
   const actor = { name: actorOf(options) };
   let close: (() => void) | undefined;
   try {
@@ -164,17 +179,13 @@ export async function runAction<T>(
     if (call.extend) ({ ctx, close } = await call.extend(ctx));
     const { result, recorded } = await perform(ctx, action, input);
     const shown = call.print ? call.print(result as T) : result;
-    process.stdout.write(options.json ? `${jsonText(shown, 2)}\n` : `${terminalText(call.human(result as T))}\n`);
-    if (!recorded) {
-      process.stderr.write('crm-export admin: the change was made but could not be recorded in the audit trail\n');
-      process.exitCode = 1;
-    }
+    printResult(options, shown, () => call.human(result as T), recorded);
   } catch (error) {
     if (!(error instanceof AdminError)) throw error;
     refuse(options, error);
   } finally {
     close?.();
-    await ('backend' in opened ? opened.close() : opened.close());
+    await opened.close();
   }
 }
 
