@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { Redis } from 'ioredis';
-import { afterEach, beforeEach, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, expect, it } from 'vitest';
 import { parseKey } from '../../src/access/keys.js';
 import { StoreAccessControl } from '../../src/access/store-access-control.js';
 import { registerAdminCommands } from '../../src/cli/admin.js';
@@ -8,6 +8,7 @@ import { ManualClock } from '../../src/clock.js';
 import { DEFAULT_LIMITS } from '../../src/limits.js';
 import type { Store } from '../../src/store/store.js';
 import { describeEachBackend } from '../support/backends.js';
+import { captureOutput, releaseOutput } from '../support/captured-output.js';
 import { seedOrganization, seedTeam } from './fixtures.js';
 
 describeEachBackend('crm-export admin', (makeStore) => {
@@ -19,16 +20,10 @@ describeEachBackend('crm-export admin', (makeStore) => {
     await seedTeam(store, 'team_a1', { organization: 'org_a' });
     await seedTeam(store, 'team_a2', { organization: 'org_a' });
     out = [];
-    vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
-      out.push(String(chunk));
-      return true;
-    });
-    vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
-    process.exitCode = 0;
+    captureOutput((chunk) => out.push(chunk));
   });
   afterEach(async () => {
-    vi.restoreAllMocks();
-    process.exitCode = 0;
+    releaseOutput();
     await store.close();
   });
 

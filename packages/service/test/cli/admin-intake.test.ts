@@ -1,9 +1,10 @@
 import { Command } from 'commander';
-import { afterEach, beforeEach, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, expect, it } from 'vitest';
 import { registerIntakeCommands } from '../../src/cli/admin-intake.js';
 import type { CrmEvent } from '../../src/write/events/events.js';
 import { applyIntakeBatch } from '../../src/write/intake/apply-intake.js';
 import { describeEachBackend } from '../support/backends.js';
+import { captureOutput, releaseOutput } from '../support/captured-output.js';
 import { newLead, T0, type World, world } from '../write/events/fixture.js';
 
 // `crm-export admin intake status|quarantine list|retry|drop`: figures, never an event's values.
@@ -18,16 +19,10 @@ describeEachBackend('crm-export admin intake', (makeStore) => {
   beforeEach(async () => {
     w = await world(makeStore);
     out = [];
-    vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
-      out.push(String(chunk));
-      return true;
-    });
-    vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
-    process.exitCode = 0;
+    captureOutput((chunk) => out.push(chunk));
   });
   afterEach(async () => {
-    vi.restoreAllMocks();
-    process.exitCode = 0;
+    releaseOutput();
     await w.store.close();
   });
 

@@ -2,10 +2,11 @@ import { existsSync, linkSync, mkdirSync, mkdtempSync, rmSync, statSync, symlink
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { Command } from 'commander';
-import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { registerBackupCommands } from '../../src/cli/admin-backup.js';
 import { startDir } from '../../src/cli/options.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { captureOutput, releaseOutput } from '../support/captured-output.js';
 import { openSqliteFile } from '../support/sqlite-file.js';
 
 // Every admin command that writes a file (`admin backup --to`, `admin erasures export --to`) refuses a
@@ -35,16 +36,10 @@ describe('admin commands that write a file never write over the live database', 
     await store.migrate();
     written = 0;
     out = [];
-    vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
-      out.push(String(chunk));
-      return true;
-    });
-    vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
-    process.exitCode = 0;
+    captureOutput((chunk) => out.push(chunk));
   });
   afterEach(async () => {
-    vi.restoreAllMocks();
-    process.exitCode = 0;
+    releaseOutput();
     await store.close();
   });
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Command } from 'commander';
-import { afterEach, beforeEach, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, expect, it } from 'vitest';
 import { registerAdminCommands } from '../../src/cli/admin.js';
 import { manageSurface } from '../../src/manage/api/manage-surface.js';
 import type { Store } from '../../src/store/store.js';
@@ -8,6 +8,7 @@ import { runCommand } from '../../src/write/commands/commands.js';
 import { seedOrganization, seedTeam } from '../access/fixtures.js';
 import { type InternalHarness, internalHarness } from '../internal/internal-harness.js';
 import { describeEachBackend } from '../support/backends.js';
+import { captureOutput, releaseOutput } from '../support/captured-output.js';
 
 // The management API (issue 28) and the `admin` command run the same actions (manage/): each action run
 // both ways gives the same result. The API's bad inputs answer problem+json with a code (and a param).
@@ -212,16 +213,10 @@ describeEachBackend('management API and admin command', (makeStore) => {
 
   beforeEach(() => {
     out = [];
-    vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
-      out.push(String(chunk));
-      return true;
-    });
-    vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
-    process.exitCode = 0;
+    captureOutput((chunk) => out.push(chunk));
   });
   afterEach(async () => {
-    vi.restoreAllMocks();
-    process.exitCode = 0;
+    releaseOutput();
     await h?.close();
     for (const store of stores) await store.close();
     stores = [];
