@@ -16,7 +16,7 @@ import type { Store } from '../store/store.js';
 import type { UsageRecorder } from '../usage/recorder.js';
 import { accessHook } from './access-hook.js';
 import { chargeHook, settleHook } from './charge.js';
-import { plainClientError } from './client-errors.js';
+import { closeWhenClosing, connectionOptions } from './connections.js';
 import type { App, HttpDeps } from './context.js';
 import { ENDPOINTS } from './endpoints.js';
 import { firewall } from './firewall.js';
@@ -29,7 +29,7 @@ import { queryAwareValidatorFactory } from './query-validator.js';
 import { decorateRequestFields } from './request-fields.js';
 import { outcomeOf, requestLogger } from './request-log.js';
 import { teamGate } from './team-gate.js';
-import { fastifyTrustProxy, type TrustProxy } from './trust-proxy.js';
+import type { TrustProxy } from './trust-proxy.js';
 import { usageHook } from './usage-hook.js';
 
 export interface BuildAppOptions {
@@ -74,25 +74,7 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
     // Ids are checked by their pattern only, so an unknown well-formed id of any length is 404 (the router's
     // default of 100 characters answered 400); Node's header size limit bounds the URL before routing.
     routerOptions: { maxParamLength: Number.MAX_SAFE_INTEGER },
-    // What Node's HTTP parser refuses gets a bare status, like the firewall (client-errors.ts).
-    clientErrorHandler: plainClientError,
-    // request.ip, which the firewall budget, lockouts and allowlists read, is the socket's peer unless set.
-    ...(options.trustProxy ? { trustProxy: fastifyTrustProxy(options.trustProxy) } : {}),
-    // Time limits (docs/deploy.md): a silent, trickling or idle client is cut off instead of holding a socket.
-    connectionTimeout: limits.idleTimeoutMs,
-    keepAliveTimeout: limits.keepAliveTimeoutMs,
-    requestTimeout: limits.requestTimeoutMs,
-    // Node checks the head and request limits on this interval (30 s by default, which let them overrun).
-    http: {
-      // Given here too so that Node refuses a head limit above the request limit.
-      requestTimeout: limits.requestTimeoutMs,
-      headersTimeout: limits.headersTimeoutMs,
-      connectionsCheckingInterval: Math.min(1000, limits.headersTimeoutMs, limits.requestTimeoutMs),
-    },
-    // On close: idle keep-alive connections go at once; a request arriving while draining is still served
-    // (with `Connection: close`) rather than answered with Fastify's own 503 body.
-    forceCloseConnections: 'idle',
-    return503OnClosing: false,
+    ...connectionOptions(limits, options.trustProxy),
     // Errors Fastify raises before routing (a URL it cannot decode): the firewall's rules first, then a problem body.
     frameworkErrors: (_error, request, reply) => {
       const outside = (request.method !== 'GET' && request.method !== 'POST') || !request.url.startsWith('/v1/');
@@ -128,17 +110,7 @@ export function buildApp(options: BuildAppOptions): FastifyInstance {
   app.decorate('problems', problems);
 
   decorateRequestFields(app);
-  // While closing, every response ends its connection: one routed before the signal would otherwise stay
-  // open as an idle keep-alive connection until the grace period cuts it.
-  let closing = false;
-  app.addHook('preClose', (done) => {
-    closing = true;
-    done();
-  });
-  app.addHook('onSend', (_request, reply, payload, done) => {
-    if (closing) reply.header('connection', 'close');
-    done(null, payload);
-  });
+  closeWhenClosing(app as unknown as FastifyInstance);
   app.addHook('onReady', async () => {
     cursors.setSecret(await loadCursorSecret(store));
   });

@@ -125,6 +125,11 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
   if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendPlain(reply, 403, 'firewall_body_too_large');
   // Nobody is left to read the answer and nothing failed here: no log line.
   if (isClientAbort(error, request)) return sendProblem(reply, new ApiError('invalid_request'));
+  return sendLoggedProblem(error, request, reply);
+}
+
+/** The problem body for any error, logging an unexpected one (both apps' error handlers end here). */
+export function sendLoggedProblem(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const apiError = toApiError(error);
   // Only the error itself: never headers, keys or bodies. A passing database fault is a warning (a
   // failover brings one per request until the pool reconnects); anything else unexpected is an error.

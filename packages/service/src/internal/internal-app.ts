@@ -12,17 +12,16 @@ import type { OperatorTokenAuth } from '../access/operator-tokens.js';
 import type { StoreAccessControl } from '../access/store-access-control.js';
 import type { Clock } from '../clock.js';
 import { ApiError } from '../errors/catalogue.js';
-import { plainClientError } from '../http/client-errors.js';
+import { closeWhenClosing, connectionOptions } from '../http/connections.js';
 import type { App } from '../http/context.js';
 import type { InternalContext, InternalSurface } from '../http/internal-surface.js';
-import { loggableError, ProblemBodies, sendProblem, toApiError } from '../http/problem.js';
+import { ProblemBodies, sendLoggedProblem, sendProblem } from '../http/problem.js';
 import { decorateRequestFields } from '../http/request-fields.js';
 import { routeOf } from '../http/request-log.js';
-import { fastifyTrustProxy, type TrustProxy } from '../http/trust-proxy.js';
+import type { TrustProxy } from '../http/trust-proxy.js';
 import type { Limits } from '../limits.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Store } from '../store/store.js';
-import { StoreUnavailableError } from '../store/unavailable.js';
 import type { UsageRecorder } from '../usage/recorder.js';
 import { operatorAuthHook } from './operator-auth.js';
 
@@ -58,33 +57,14 @@ export function buildInternalApp(options: InternalAppOptions): FastifyInstance {
     requestIdHeader: false,
     // The largest body any surface takes; a route may set a smaller one.
     bodyLimit: limits.intakeMaxBodyBytes,
-    clientErrorHandler: plainClientError,
-    ...(options.trustProxy ? { trustProxy: fastifyTrustProxy(options.trustProxy) } : {}),
-    connectionTimeout: limits.idleTimeoutMs,
-    keepAliveTimeout: limits.keepAliveTimeoutMs,
-    requestTimeout: limits.requestTimeoutMs,
-    http: {
-      requestTimeout: limits.requestTimeoutMs,
-      headersTimeout: limits.headersTimeoutMs,
-      connectionsCheckingInterval: Math.min(1000, limits.headersTimeoutMs, limits.requestTimeoutMs),
-    },
-    forceCloseConnections: 'idle',
-    return503OnClosing: false,
+    ...connectionOptions(limits, options.trustProxy),
     frameworkErrors: (_error, _request, reply) => sendProblem(reply, new ApiError('invalid_request')),
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false, useDefaults: true } },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
   app.decorate('problems', new ProblemBodies(options.docsUrl));
   decorateRequestFields(app);
-  let closing = false;
-  app.addHook('preClose', (done) => {
-    closing = true;
-    done();
-  });
-  app.addHook('onSend', (_request, reply, payload, done) => {
-    if (closing) reply.header('connection', 'close');
-    done(null, payload);
-  });
+  closeWhenClosing(app as unknown as FastifyInstance);
   // Every route says which scope it needs: a surface cannot forget authentication.
   app.addHook('onRoute', (route) => {
     if (route.config?.operatorScope === undefined) {
@@ -155,14 +135,7 @@ function internalErrorHandler(error: FastifyError, request: FastifyRequest, repl
     const param = validationParam(error);
     return sendProblem(reply, new ApiError('invalid_request', param === undefined ? {} : { param }));
   }
-  const apiError = toApiError(error);
-  if (apiError.code === 'internal_error') {
-    request.log.error({ err: loggableError(error), request_id: request.id }, 'request failed');
-  }
-  if (error instanceof StoreUnavailableError) {
-    request.log.warn({ err: loggableError(error), request_id: request.id }, 'database unavailable');
-  }
-  return sendProblem(reply, apiError);
+  return sendLoggedProblem(error, request, reply);
 }
 
 /** One line per request: ids, route template, status, code, the token's name; never a body or a header. */
