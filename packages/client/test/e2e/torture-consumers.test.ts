@@ -72,8 +72,12 @@ describe.skipIf(unavailable !== null)(
       expect(result.verdicts.map((v) => v.history)).toEqual(HISTORIES.map((h) => h.name));
     });
 
+    // A kill lands when the kit sees the consumer's first write (a file watcher). On a loaded machine that
+    // notice can come after the consumer wrote both its cursor and its page, and a run misses the bug:
+    // seen once in a full run on 2 cores. A bug must be caught in one of three tries.
     for (const [bug, histories, rule] of BUGS) {
-      it(`a consumer with the bug ${bug} fails ${histories.join(', ')}: "${rule}"`, { timeout: 120_000 }, async () => {
+      const options = { timeout: 120_000, retry: 2 };
+      it(`a consumer with the bug ${bug} fails ${histories.join(', ')}: "${rule}"`, options, async () => {
         const result = await torture(bug, histories);
         try {
           for (const v of result.verdicts) {
