@@ -9,16 +9,6 @@ import type {
 } from './intake-types.js';
 import type { TrimOptions } from './trim-options.js';
 import type {
-  LastUse,
-  LastUseKind,
-  RequestLogQuery,
-  StoredRequestLogRow,
-  UsageBatch,
-  UsageCount,
-  UsageCountQuery,
-  UsageTrim,
-} from './usage-types.js';
-import type {
   AuditEntry,
   AuditQuery,
   Entity,
@@ -38,6 +28,16 @@ import type {
   StoredRecord,
   WriteSet,
 } from './types.js';
+import type {
+  LastUse,
+  LastUseKind,
+  RequestLogQuery,
+  StoredRequestLogRow,
+  UsageBatch,
+  UsageCount,
+  UsageCountQuery,
+  UsageTrim,
+} from './usage-types.js';
 
 // The storage boundary: the two interfaces everything above store/ works through, one line of doc per
 // member. Only store/ speaks SQL (store/sql/ what both backends share) and only store/<backend>/ imports
@@ -55,17 +55,6 @@ export type {
   QuarantineSummary,
 } from './intake-types.js';
 export { ANY_AGE, TRIM_BATCH_ROWS, type TrimBatch, type TrimOptions } from './trim-options.js';
-export type {
-  LastUse,
-  LastUseKind,
-  RequestLogQuery,
-  RequestLogRow,
-  StoredRequestLogRow,
-  UsageBatch,
-  UsageCount,
-  UsageCountQuery,
-  UsageTrim,
-} from './usage-types.js';
 export {
   type AuditEntry,
   type AuditQuery,
@@ -89,6 +78,17 @@ export {
   type StoredRecord,
   type WriteSet,
 } from './types.js';
+export type {
+  LastUse,
+  LastUseKind,
+  RequestLogQuery,
+  RequestLogRow,
+  StoredRequestLogRow,
+  UsageBatch,
+  UsageCount,
+  UsageCountQuery,
+  UsageTrim,
+} from './usage-types.js';
 
 /** What a write transaction can do. Obtained only through `Store.write`. */
 export interface WriteTx {

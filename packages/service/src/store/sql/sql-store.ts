@@ -30,6 +30,7 @@ import type {
   UsageTrim,
 } from '../usage-types.js';
 import type { Backend, Dialect } from './dialect.js';
+import { type IdempotencyStatements, idempotencyStatementsFor, toIdempotencyRow } from './idempotency-statements.js';
 import {
   type IntakeStatements,
   intakeStatementsFor,
@@ -37,7 +38,6 @@ import {
   toQuarantineSummary,
   toSource,
 } from './intake-statements.js';
-import { type IdempotencyStatements, idempotencyStatementsFor, toIdempotencyRow } from './idempotency-statements.js';
 import { MIGRATIONS, pendingOf } from './migrations.js';
 import * as rows from './rows.js';
 import {
@@ -49,8 +49,8 @@ import {
   statementsFor,
 } from './statements.js';
 import { type RunBatch, trimInBatches } from './trim.js';
-import * as usage from './usage-store.js';
 import { type UsageStatements, usageStatements } from './usage-statements.js';
+import * as usage from './usage-store.js';
 
 /**
  * The reads of `Store` outside a transaction, the same on every backend: one shared statement each
@@ -186,7 +186,9 @@ export abstract class SqlStore {
 
   /** Stores the answer of the request that claimed the key. */
   async finishIdempotency(row: Pick<IdempotencyRow, 'owner' | 'key' | 'digest' | 'status' | 'answer'>): Promise<void> {
-    await this.trimBatch((run) => run(this.idempotencySql.finish, [row.status, row.answer, row.owner, row.key, row.digest]));
+    await this.trimBatch((run) =>
+      run(this.idempotencySql.finish, [row.status, row.answer, row.owner, row.key, row.digest]),
+    );
   }
 
   /** Forgets a claim whose request gave no answer worth repeating (a failure of the service). */

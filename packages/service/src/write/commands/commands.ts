@@ -9,6 +9,7 @@ import type {
   UsageTrim,
   WriteTx,
 } from '../../store/store.js';
+import { dropQuarantine, retryQuarantine } from '../intake/quarantine-commands.js';
 import {
   changeAllowlist,
   changeTeam,
@@ -20,7 +21,6 @@ import {
   setHoldsData,
   setOrganizationPlan,
 } from './access-commands.js';
-import { dropQuarantine, retryQuarantine } from '../intake/quarantine-commands.js';
 import { completeCapture, prepareLeads, requestCapture } from './capture-commands.js';
 import { closeConsoleSession, openConsoleSession, touchConsoleSession } from './console-session-commands.js';
 import {
