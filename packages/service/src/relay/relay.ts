@@ -1,3 +1,4 @@
+import { setTimeout as wait } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { EventResult, IntakeClient, PostOutcome } from './intake-client.js';
 import { type Outbox, OutboxError, type OutboxRow } from './outbox.js';
@@ -47,16 +48,7 @@ export function backoffMs(failures: number, maxMs: number, retryAfter?: number, 
 
 /** Resolves after `ms`, or at once when `signal` aborts. */
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
+  return wait(ms, undefined, { signal }).catch(() => undefined);
 }
 
 /** The event as posted: the outbox row's id is its `seq`. */
