@@ -1,3 +1,4 @@
+// Kept whole: the API, operator and internal listeners, Redis and shutdown share one lifetime in startServer.
 import type { AddressInfo } from 'node:net';
 import closeWithGrace from 'close-with-grace';
 import { Redis } from 'ioredis';

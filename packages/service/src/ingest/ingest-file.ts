@@ -1,3 +1,4 @@
+// Kept whole: files, standard input and --follow share one batch loop and one report; apart, they would drift.
 import type { Readable } from 'node:stream';
 import type { Clock } from '../clock.js';
 import type { Store } from '../store/store.js';

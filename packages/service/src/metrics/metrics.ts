@@ -1,3 +1,4 @@
+// Kept whole: every metric's name and labels in one registry, read in one place when a dashboard is built.
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { PoolUsage, Store } from '../store/store.js';
 import { registerIntakeMetrics } from './intake-metrics.js';

@@ -1,3 +1,4 @@
+// Kept whole: the one table of settings, read top to bottom as the configuration reference is generated.
 import pino from 'pino';
 import { type Static, type TSchema, Type } from 'typebox';
 import Format from 'typebox/format';

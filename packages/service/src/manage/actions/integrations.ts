@@ -1,3 +1,4 @@
+// Kept whole: each action on an integration, its keys and its allowlist, sharing one output shape and checks.
 import ipaddr from 'ipaddr.js';
 import { Type } from 'typebox';
 import { allowlistAllows } from '../../access/allowlist.js';
