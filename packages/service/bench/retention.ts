@@ -1,7 +1,7 @@
 import { copyFileSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import Database from 'better-sqlite3';
+import { openSqliteFile } from '../test/support/sqlite-file.js';
 import { SqliteStore, TRIM_BATCH_ROWS } from './service.js';
 
 // Retention on SQLite: how long the serving event loop is blocked at most, the one-statement rule it
@@ -27,7 +27,7 @@ async function build(rows: number): Promise<string> {
   const store = new SqliteStore({ path: building });
   await store.migrate();
   await store.close();
-  const db = new Database(building);
+  const db = openSqliteFile(building);
   db.prepare(
     `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < @rows)
      INSERT INTO feed SELECT 'team_' || ((i % @records) % 4), i, 'lead', 'lead_' || (i % @records), i / @records + 1,
@@ -49,7 +49,7 @@ function copy(base: string, name: string): string {
 
 /** The rule before batching: two statements in one transaction, the event loop blocked throughout. */
 function oneStatement(path: string): { stallMs: number; deleted: number } {
-  const db = new Database(path);
+  const db = openSqliteFile(path);
   const started = performance.now();
   db.exec('BEGIN IMMEDIATE');
   const a = db.prepare('DELETE FROM feed WHERE removed IS NOT NULL AND recorded_at < ?').run(REMOVALS_BEFORE).changes;

@@ -30,8 +30,8 @@ async function forget(data: LeadData): Promise<void> {
     const store = new SqliteStore({ path: data.url.slice('sqlite:'.length) });
     await store.migrate();
     await store.close();
-    const { default: Database } = await import('better-sqlite3');
-    const db = new Database(data.url.slice('sqlite:'.length));
+    const { openSqliteFile } = await import('../test/support/sqlite-file.js');
+    const db = openSqliteFile(data.url.slice('sqlite:'.length));
     for (const statement of statements) db.exec(statement);
     db.close();
     return;
@@ -47,8 +47,8 @@ async function forget(data: LeadData): Promise<void> {
 
 async function requestRows(data: LeadData): Promise<number> {
   if (data.url.startsWith('sqlite:')) {
-    const { default: Database } = await import('better-sqlite3');
-    const db = new Database(data.url.slice('sqlite:'.length), { readonly: true });
+    const { openSqliteFile } = await import('../test/support/sqlite-file.js');
+    const db = openSqliteFile(data.url.slice('sqlite:'.length), { readonly: true });
     const row = db.prepare('SELECT count(*) AS n FROM request_log').get() as { n: number };
     db.close();
     return row.n;

@@ -1,5 +1,5 @@
-import Database from 'better-sqlite3';
 import pg from 'pg';
+import { openSqliteFile } from '../support/sqlite-file.js';
 
 // What a store holds, read with the database's own driver so that two stores can be compared whole:
 // every record (version, removal, JSON), every feed entry in order, the quarantine and the ids applied.
@@ -50,7 +50,7 @@ export async function dumpStore(url: string): Promise<StoreDump> {
     source: [],
   };
   if (url.startsWith('sqlite:')) {
-    const db = new Database(url.slice('sqlite:'.length), { readonly: true });
+    const db = openSqliteFile(url.slice('sqlite:'.length), { readonly: true });
     try {
       for (const [name, sql] of Object.entries(QUERIES)) {
         rows[name as keyof typeof QUERIES] = db.prepare(sql).all() as Record<string, unknown>[];

@@ -1,4 +1,3 @@
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SQLITE } from '../../src/store/sql/dialect.js';
 import { statementsFor } from '../../src/store/sql/statements.js';
@@ -6,6 +5,7 @@ import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
 import { type FeedWorld, feedWorld, newLead, OTHER_TEAM, T0, TEAM } from '../feed/feed-world.js';
 import { describeEachBackend } from '../support/backends.js';
+import { openSqliteFile } from '../support/sqlite-file.js';
 
 // Store.searchLeads (POST /v1/leads/search): live leads of one team whose email or phone is the one asked,
 // oldest first, after a position. With both criteria a lead matching either is returned, once.
@@ -75,7 +75,7 @@ describe('Lead search on SQLite reads the email and phone indexes', () => {
   afterAll(async () => store.close());
 
   it('each criterion is a lookup in its index, not a walk of every lead of the team', () => {
-    const db = new Database(store.path, { readonly: true });
+    const db = openSqliteFile(store.path, { readonly: true });
     try {
       const plan = db
         .prepare(`EXPLAIN QUERY PLAN ${statementsFor(SQLITE).searchLeads.text}`)

@@ -1,11 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { MIGRATIONS } from '../../src/store/sql/migrations.js';
 import { migrateSqlite } from '../../src/store/sqlite/sqlite-migrator.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { openSqliteFile } from '../support/sqlite-file.js';
 
 // A server migrates its database on every start. When the database already records exactly this build's
 // migrations there is nothing to apply, and Kysely (about 260 modules) is not loaded: start-up time, issue 30.
@@ -21,7 +21,7 @@ afterEach(() => {
 const names = Object.keys(MIGRATIONS.sqlite);
 
 function applied(file: string): string[] {
-  const db = new Database(file, { readonly: true });
+  const db = openSqliteFile(file, { readonly: true });
   try {
     return db.prepare('SELECT name FROM kysely_migration ORDER BY name').pluck().all() as string[];
   } finally {
@@ -48,7 +48,7 @@ describe('SQLite migrations at start', () => {
 
   it('a database lacking some of them gets the rest applied', async () => {
     const file = join(dir, 'older.db');
-    const db = new Database(file);
+    const db = openSqliteFile(file);
     try {
       const older = Object.fromEntries(Object.entries(MIGRATIONS.sqlite).slice(0, 2));
       await migrateSqlite(db, older);
@@ -62,7 +62,7 @@ describe('SQLite migrations at start', () => {
 
   it('a database that records a migration this build does not know is refused, as Kysely refuses it', async () => {
     const file = join(dir, 'newer.db');
-    const db = new Database(file);
+    const db = openSqliteFile(file);
     try {
       const newer = { ...MIGRATIONS.sqlite, '9999_from_a_later_release': { up: async () => undefined } };
       await migrateSqlite(db, newer);
