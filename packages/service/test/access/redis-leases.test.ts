@@ -126,6 +126,14 @@ describe.skipIf(!HAS_REDIS_SERVER)(
     it(`with ${N} processes a key never gets more than its limit in a window, and at most (N - 1) slices less`, async () => {
       const limit = 40_000;
       const made = await processes({ itemsPerMinute: limit, dailyItemQuota: 1e12 });
+      // Each process's first charge starts its lock mirror; until the mirror is live every charge asks Redis
+      // (checking the locks there), which on a loaded machine can last the whole run. One item reserved and
+      // handed back starts each here, and the count begins once every process checks the locks at home.
+      for (const access of made) await (await access.reserve(principal, 'sync', 1, true)).settle(0);
+      const deadline = Date.now() + 20_000;
+      while (!made.every((access) => access.locksMirrored) && Date.now() < deadline)
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(made.map((access) => access.locksMirrored)).toEqual(made.map(() => true));
       const before = await scriptCalls();
       // Pages of 10 items, most kept whole, every fourth one short (its give-back goes to the lease).
       const { kept, served, refusals } = await spend(made, 10, (i) => (i % 4 === 3 ? 4 : 10));
@@ -138,7 +146,8 @@ describe.skipIf(!HAS_REDIS_SERVER)(
       // Leases at work: far fewer scripts than requests (one per request before leases). A slice is sized by
       // the use of the last half second, and this run lasts about a second, so on a slow machine (a busy CI)
       // the first requests find no history and slices stay small: 1,985 scripts for 4,702 requests was seen
-      // during a full run on 2 cores. Three quarters still fails the one-script-per-request design.
+      // during a full run on 2 cores (772 to 1,111 on a quiet one). Three quarters still fails the
+      // one-script-per-request design.
       expect(scripts).toBeLessThan((served * 3) / 4);
     }, 60_000);
 

@@ -56,7 +56,11 @@ describe('recording under serve --workers 2', { timeout: 120_000 }, () => {
       );
       const store = new SqliteStore({ path: db.slice('sqlite:'.length) });
       try {
+        // Uses are ordered by arrival to the millisecond: two requests in the same millisecond on two workers
+        // are a tie, which either flush may win. A few ms between requests keep the order the test asserts.
+        const gap = () => new Promise((resolve) => setTimeout(resolve, 3));
         for (let i = 1; i <= 20; i++) {
+          await gap();
           const status = await get(`${server.base}/me`, {
             authorization: `Bearer ${key}`,
             'x-forwarded-for': `192.0.2.${i}`,
@@ -73,8 +77,10 @@ describe('recording under serve --workers 2', { timeout: 120_000 }, () => {
         expect(entries.every((e) => e.endpoint === '/v1/me' && e.status === 200)).toBe(true);
         expect((await lastUses(store, 'integration', [integration]))[integration]?.address).toBe('192.0.2.20');
         // Requests answered right before shutdown are written as the workers stop.
-        for (let i = 21; i <= 25; i++)
+        for (let i = 21; i <= 25; i++) {
+          await gap();
           await get(`${server.base}/me`, { authorization: `Bearer ${key}`, 'x-forwarded-for': `192.0.2.${i}` });
+        }
         expect(await server.stop()).toBe(0);
         expect((await requestLogPage(store, { integration, limit: 100 })).entries).toHaveLength(25);
         expect((await lastUses(store, 'integration', [integration]))[integration]?.address).toBe('192.0.2.25');
