@@ -29,6 +29,10 @@ export class SqliteConnection {
   /** The writer: WAL, erased rows zeroed, a large page cache, the WAL cut back after checkpoints. */
   static writer(path: string): SqliteConnection {
     const db = new Database(path);
+    // A new file gets 8 KiB pages (the default is 4 KiB), as PostgreSQL's: a page holds more rows of 0.5 to
+    // 1.5 KB, so less of it is left unused. 3 to 5 % fewer bytes per demo lead (docs/performance.md, "Disk").
+    // Set before WAL is: a file's page size is fixed when it is created, so an existing file keeps its own.
+    db.exec('PRAGMA page_size = 8192');
     db.exec(
       'PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON',
     );
