@@ -140,6 +140,42 @@ describeEachBackend('multi-row writes', (makeStore, backend) => {
     expect((await store.readFeed(TEAM, 0, 10))[0]?.body).toBe('b\ufffd');
   });
 
+  it('a value holding the marks that separate values on PostgreSQL, or an empty string, reads back as written', async () => {
+    store = await makeStore();
+    const row = (id: string, email: string | null, board: string | null): RecordRow => ({
+      kind: 'lead',
+      id,
+      team: TEAM,
+      lead: null,
+      board,
+      stage: null,
+      status: null,
+      email,
+      phone: null,
+      version: 1,
+      updatedAt: '2026-01-10T10:00:00.000Z',
+      json: JSON.stringify({ id, email }),
+    });
+    // One row alone with an empty string; then rows whose plain columns hold the marks.
+    await store.write(async (tx) => tx.applyWrites({ ...emptySet(), putRecords: [row('lead_e', '', '')] }));
+    const marked = [row('lead_m', 'a\u001fb@example.com', '\u001e'), row('lead_n', null, 'x\u001ey')];
+    await store.write(async (tx) => tx.applyWrites({ ...emptySet(), putRecords: marked }));
+    for (const r of [row('lead_e', '', ''), ...marked]) {
+      expect((await store.getRecord('lead', r.id))?.json).toBe(r.json);
+      if (r.email === null) continue;
+      const found = await store.searchLeads({ team: TEAM, email: r.email, after: 0, limit: 10 });
+      expect(found.map((p) => p.json)).toEqual([r.json]);
+    }
+    const page = await store.listRecords({
+      team: TEAM,
+      kind: 'lead',
+      filter: { by: 'board', value: '\u001e' },
+      after: 0,
+      limit: 10,
+    });
+    expect(page.map((p) => p.json)).toEqual([marked[0]?.json]);
+  });
+
   it('rows of one write set keep their order: new records get keyset positions in the order they are written', async () => {
     store = await makeStore();
     const row = (id: string): RecordRow => ({
