@@ -1,4 +1,5 @@
 import type { Entity, FeedRow, RecordRow } from '../types.js';
+import { storedState } from './state-format.js';
 
 // The written columns of each table, listed once: every insert and upsert of both backends is built from
 // these lists (statements.ts, and PostgreSQL's multi-row writes in postgres-write-set.ts).
@@ -52,13 +53,13 @@ export const names = <T>(columns: readonly Column<T>[]): string => columns.map((
 export const valuesOf = <T>(columns: readonly Column<T>[], row: T): unknown[] =>
   columns.map(([, field]) => row[field] ?? null);
 
-/** An entity's values in column order. */
+/** An entity's values in column order: its state as stored (state-format.ts). */
 export const entityValues = (e: Entity<unknown>): unknown[] => [
   e.kind,
   e.id,
   e.team,
   e.parent,
-  JSON.stringify(e.state),
+  JSON.stringify(storedState(e.kind, e.state)),
 ];
 
 /** Insert or replace by (kind, id): every column but the key is replaced; a record keeps its keyset position and becomes live. */

@@ -1,5 +1,6 @@
 import type { FeedKind, RecordKind, RemovalReason } from '../../schemas/enums.js';
 import type * as store from '../types.js';
+import { readState } from './state-format.js';
 
 // The one place database rows become interface objects, for both backends. What the drivers return
 // differs in two ways only, each coerced by one function below:
@@ -21,12 +22,13 @@ export const asBytes = (value: unknown): Buffer =>
 
 export function toEntity<S>(row: Row | undefined): store.Entity<S> | undefined {
   if (!row) return undefined;
+  const kind = row.kind as store.EntityKind;
   return {
-    kind: row.kind as store.EntityKind,
+    kind,
     id: row.id as string,
     team: row.team as string | null,
     parent: row.parent as string | null,
-    state: JSON.parse(row.state as string) as S,
+    state: readState(kind, JSON.parse(row.state as string)) as S,
   };
 }
 
