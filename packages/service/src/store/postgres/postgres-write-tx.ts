@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { FeedKind, RecordKind, RemovalReason } from '../../schemas/enums.js';
+import { entityValues } from '../sql/columns.js';
 import { POSTGRES } from '../sql/dialect.js';
 import { asNumber, type Row, toEntity, toStored } from '../sql/rows.js';
 import { entityLookup, entityLookupValues, statementsFor } from '../sql/statements.js';
@@ -143,7 +144,7 @@ export class PostgresWriteTx implements WriteTx {
   async putEntity<S>(e: Entity<S>): Promise<void> {
     await this.lockTeam(e.team);
     await this.verifyAbsent([this.lockName('entity', `${e.kind}:${e.id}`)]);
-    await run(this.trx, SQL.putEntity, [e.kind, e.id, e.team, e.parent, JSON.stringify(e.state)]);
+    await run(this.trx, SQL.putEntity, entityValues(e));
   }
 
   async deleteEntity(kind: EntityKind, id: string): Promise<void> {
