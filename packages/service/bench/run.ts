@@ -70,8 +70,8 @@ const USAGE = `npm run bench -- [options]
                              start: spawn of crm-export serve to the first 200 of /v1/health on
                              an empty database, --start-leads leads and the list data set,
                              against a bare node http server (bench/start-memory-bench.ts)
-                             memory: a fresh API's anonymous memory after the list loads, twice,
-                             against after start (bench/start-memory-bench.ts)
+                             memory: a fresh API's anonymous memory after the list loads and
+                             30 s idle, twice, against after start (bench/start-memory-bench.ts)
   --quick                    short run: 1 round of 3 s, 20,200 leads for the list data set
   --seconds N                seconds per measurement (default 10)
   --warm-up N                warm-up seconds per variant (default 3)
