@@ -234,6 +234,16 @@ const v9: Up = async (db) => {
   }
 };
 
+// Smaller lookup indexes. A feed entry's record is found by its id alone, the kind checked on the few rows
+// that share it (a lead, its attribution and its response): the kind was a fifth of feed_record's bytes.
+// The parent index holds only entities that have a parent: every lookup by parent names one.
+const v10: Up = async (db) => {
+  await sql`DROP INDEX feed_record`.execute(db);
+  await sql`CREATE INDEX feed_record ON feed (id, pos)`.execute(db);
+  await sql`DROP INDEX entities_parent`.execute(db);
+  await sql`CREATE INDEX entities_parent ON entities (kind, parent, ord) WHERE parent IS NOT NULL`.execute(db);
+};
+
 const STEPS: Record<string, Up> = {
   '0001_initial': v1,
   '0002_feed_removals': v2,
@@ -244,6 +254,7 @@ const STEPS: Record<string, Up> = {
   '0007_management': v7,
   '0008_request_log': v8,
   '0009_filter_indexes_without_team': v9,
+  '0010_smaller_lookup_indexes': v10,
 };
 
 /** The migrations of one backend, by the names databases record them under. */

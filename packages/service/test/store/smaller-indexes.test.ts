@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Kysely, Migrator, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/clock.js';
 import { runDemo } from '../../src/demo/run-demo.js';
 import type { RecordKind } from '../../src/schemas/enums.js';
 import { SchemaPostgresDialect } from '../../src/store/postgres/postgres-migrator.js';
@@ -12,20 +13,25 @@ import { SQLITE } from '../../src/store/sql/dialect.js';
 import { MIGRATIONS } from '../../src/store/sql/migrations.js';
 import { statementsFor } from '../../src/store/sql/statements.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import type { ListFilter, Store } from '../../src/store/store.js';
+import { ANY_AGE, type ListFilter, type Store } from '../../src/store/store.js';
+import { Crm } from '../../src/write/events/crm.js';
 import { BACKENDS } from '../support/backends.js';
 import { adminQuery, uniqueSchema } from '../support/postgres.js';
 import { openSqliteFile } from '../support/sqlite-file.js';
 
-// The lead, board and stage indexes hold no team (migration 0009): a list filtered by one of them reads
-// the same pages as before, still only the asked team's rows, and each page is a lookup in its index.
+// Smaller indexes, each statement still a lookup in one. The lead, board and stage indexes hold no team
+// (migration 0009): a list filtered by one of them reads the same pages as before, still only the asked
+// team's rows. A feed entry's record is found by its id alone, and the parent index holds only entities with
+// a parent (migration 0010): retention, purges and lookups by parent find what they found before.
 
 const BEFORE = '0008_request_log';
 const INDEXES = ['lead', 'board', 'stage'] as const;
+const DEFINED = ['records_lead', 'records_board', 'records_stage', 'feed_record', 'entities_parent'] as const;
+const AT = '2026-11-02T00:00:00.000Z';
 
 interface Opened {
   store: Store;
-  /** Each filter index's definition, by column. */
+  /** The definitions of the indexes in `DEFINED`, by name. */
   definitions(): Promise<Record<string, string>>;
   close(): Promise<void>;
 }
@@ -47,9 +53,9 @@ const openers: Record<string, (() => Promise<Opened>) | undefined> = {
       store,
       definitions: async () =>
         Object.fromEntries(
-          INDEXES.map((c) => [
-            c,
-            (file.prepare('SELECT sql FROM sqlite_master WHERE name = ?').get(`records_${c}`) as { sql: string }).sql,
+          DEFINED.map((name) => [
+            name,
+            (file.prepare('SELECT sql FROM sqlite_master WHERE name = ?').get(name) as { sql: string }).sql,
           ]),
         ),
       close: async () => {
@@ -79,9 +85,7 @@ const openers: Record<string, (() => Promise<Opened>) | undefined> = {
                 'SELECT indexname AS name, indexdef AS def FROM pg_indexes WHERE schemaname = $1',
                 [schema],
               );
-              return Object.fromEntries(
-                INDEXES.map((c) => [c, rows.find((r) => r.name === `records_${c}`)?.def ?? '']),
-              );
+              return Object.fromEntries(DEFINED.map((name) => [name, rows.find((r) => r.name === name)?.def ?? '']));
             } finally {
               await client.end();
             }
@@ -117,7 +121,7 @@ for (const backend of BACKENDS) {
       for (const db of opened.splice(0)) await db.close();
     });
 
-    it('migration 0009 upgrades a database in place: filtered lists read the same, of the asked team only', async () => {
+    it('migrations 0009 and 0010 upgrade a database in place: lists, lookups and retention find the same', async () => {
       const db = await (open as () => Promise<Opened>)();
       opened.push(db);
       const { store } = db;
@@ -135,19 +139,51 @@ for (const backend of BACKENDS) {
         stage: await walk(store, team, 'lead', { by: 'stage', value: lead.stage }),
         foreign: await walk(store, team, 'activity', { by: 'lead', value: foreign.id }),
       });
+      const children = async () => {
+        const out: string[] = [];
+        for (const page of await store.listRecords({ team, kind: 'lead', after: 0, limit: 100 })) {
+          const parent = (JSON.parse(page.json) as { id: string }).id;
+          for (const kind of ['call', 'conversation', 'booking', 'submission'] as const) {
+            for (const e of await store.findEntities(kind, { parent })) out.push(`${parent} ${kind} ${e.id}`);
+          }
+        }
+        return out;
+      };
       const before = await lists();
+      const beforeChildren = await children();
       expect(before.activities.length).toBeGreaterThan(0);
       expect(before.board.length).toBeGreaterThan(1);
       expect(before.foreign).toEqual([]);
-      expect(Object.values(await db.definitions()).every((def) => def.includes('team'))).toBe(true);
+      expect(beforeChildren.length).toBeGreaterThan(5);
+      const old = await db.definitions();
+      expect(INDEXES.every((c) => old[`records_${c}`]?.includes('team'))).toBe(true);
 
       await store.migrate();
       expect(await store.pendingMigrations()).toEqual([]);
       expect(await lists()).toEqual(before);
-      for (const [column, def] of Object.entries(await db.definitions())) {
-        expect(def).toMatch(new RegExp(`\\(kind, ${column}, seq\\)`));
-        expect(def).not.toContain('team');
+      expect(await children()).toEqual(beforeChildren);
+      const now = await db.definitions();
+      for (const column of INDEXES) {
+        expect(now[`records_${column}`]).toMatch(new RegExp(`\\(kind, ${column}, seq\\)`));
+        expect(now[`records_${column}`]).not.toContain('team');
       }
+      expect(now.feed_record).toMatch(/\(id, pos\)/);
+      expect(now.entities_parent).toMatch(/WHERE \(?parent IS NOT NULL\)?/);
+
+      // Retention and purges go on finding a record's entries: two new versions of a lead, the older ones
+      // trimmed as superseded; the other team's lead erased, its entries purged but its removal.
+      const crm = new Crm(store, new ManualClock(Date.parse(AT)));
+      const entries = async (t: string, id: string) =>
+        (await store.readFeed(t, 0, 10_000)).filter((e) => e.id === id && e.kind === 'lead');
+      await crm.applyBatch([{ type: 'lead.updated', at: AT, lead: lead.id, name: 'Renamed' }]);
+      await crm.applyBatch([{ type: 'lead.updated', at: AT, lead: lead.id, name: 'Renamed again' }]);
+      expect((await entries(team, lead.id)).length).toBeGreaterThan(1);
+      await store.trimFeed(null, ANY_AGE);
+      expect((await entries(team, lead.id)).map((e) => e.version)).toEqual([
+        Math.max(...(await entries(team, lead.id)).map((e) => e.version)),
+      ]);
+      await crm.applyBatch([{ type: 'lead.erased', at: AT, lead: foreign.id }]);
+      expect((await entries(other, foreign.id)).map((e) => e.removed)).toEqual(['erased']);
     });
   });
 }
@@ -173,6 +209,35 @@ describe('Filtered lists on SQLite read their index', () => {
           .filter((step) => step.startsWith('SEARCH') || step.startsWith('SCAN records'));
         const lookup = `SEARCH records USING INDEX records_${column} (kind=? AND ${column}=? AND seq>?)`;
         expect(plan).toEqual([lookup, lookup]);
+      }
+    } finally {
+      db.close();
+    }
+  });
+
+  it('retention, purges and lookups by parent are lookups in feed_record and entities_parent', () => {
+    const db = openSqliteFile(store.path, { readonly: true });
+    const sql = statementsFor(SQLITE);
+    const plan = (text: string, values: unknown[]) =>
+      db
+        .prepare(`EXPLAIN QUERY PLAN ${text}`)
+        .all(...values)
+        .map((row) => (row as { detail: string }).detail);
+    try {
+      const window = { afterRowid: 0, endRowid: 10, afterPos: 0, endPos: 10, team: 't', cutoff: 1 };
+      for (const s of [sql.trimSuperseded, sql.trimSupersededTeam]) {
+        expect(plan(s.text, s.values(window))).toContain('SEARCH newer USING INDEX feed_record (id=? AND pos>?)');
+      }
+      expect(plan(sql.purgeFeed, ['lead', 'lead_1'])).toEqual(['SEARCH feed USING INDEX feed_record (id=?)']);
+      const keep = sql.keepSupersededBody;
+      expect(plan(keep.text, keep.values({ kind: 'lead', id: 'lead_1' }))).toContain(
+        'SEARCH feed USING INDEX feed_record (id=?)',
+      );
+      for (const by of ['parent', 'both'] as const) {
+        const values = by === 'parent' ? ['call', 'lead_1'] : ['call', 't', 'lead_1'];
+        expect(plan(sql.entities[by], values)).toEqual([
+          'SEARCH entities USING INDEX entities_parent (kind=? AND parent=?)',
+        ]);
       }
     } finally {
       db.close();
