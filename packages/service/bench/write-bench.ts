@@ -133,8 +133,12 @@ async function freshPostgres(
   return { store, url, drop: async () => void (await run(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)) };
 }
 
-/** Bytes per table (indexes and TOAST included) of a PostgreSQL schema. */
-async function postgresTableBytes(url: string, schema: string): Promise<Map<string, number>> {
+/** The exported JSON: the bytes of every live record's JSON, each record once (what a full list export sends). */
+const exportedJson = (records: string) =>
+  `SELECT coalesce(sum(octet_length(json)), 0) AS bytes FROM ${records} WHERE removed IS NULL`;
+
+/** Bytes per table (indexes and TOAST included) of a PostgreSQL schema, and its exported JSON (`exportedJson`). */
+async function postgresTableBytes(url: string, schema: string): Promise<{ tables: Map<string, number>; json: number }> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
@@ -143,18 +147,23 @@ async function postgresTableBytes(url: string, schema: string): Promise<Map<stri
        JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind = 'r'`,
       [schema],
     );
-    return new Map(result.rows.map((r) => [r.name, Number(r.bytes)]));
+    const json = await client.query<{ bytes: string }>(exportedJson(`${schema}.records`));
+    return { tables: new Map(result.rows.map((r) => [r.name, Number(r.bytes)])), json: Number(json.rows[0]?.bytes) };
   } finally {
     await client.end();
   }
 }
 
-/** Bytes per table (indexes included) of a SQLite file, from its pages (the dbstat table), when available. */
-function sqliteTableBytes(path: string): Map<string, number> {
+/**
+ * Bytes per table (indexes included) of a SQLite file, from its pages (the dbstat table), when available, and
+ * its exported JSON (`exportedJson`; SQLite's octet_length counts a text's UTF-8 bytes too).
+ */
+function sqliteTableBytes(path: string): { tables: Map<string, number>; json: number } {
   const out = new Map<string, number>();
   // A throw-away read-only handle: the bench process ends soon after, so it is simply kept.
   const store = new SqliteStore({ path, mustExist: true });
   const db = (store as unknown as { writer: { db: import('better-sqlite3').Database } }).writer.db;
+  const json = (db.prepare(exportedJson('records')).get() as { bytes: number }).bytes;
   try {
     const rows = db
       .prepare(
@@ -166,7 +175,7 @@ function sqliteTableBytes(path: string): Map<string, number> {
   } catch {
     // Built without the dbstat table: only the file sizes are reported.
   }
-  return out;
+  return { tables: out, json };
 }
 
 interface Timed {
@@ -285,7 +294,7 @@ export async function writeBench(options: WriteBenchOptions): Promise<string> {
   await liteDemo.close();
   const litePath = `${CACHE_DIR}demo-sqlite.db`;
   const liteBytes = fileBytes(litePath) + fileBytes(`${litePath}-wal`);
-  const liteTables = sqliteTableBytes(litePath);
+  const { tables: liteTables, json: liteJson } = sqliteTableBytes(litePath);
   const liteFloorStore = freshSqlite('demo-sqlite-rows');
   await liteFloorStore.migrate();
   const liteFloor = await timed(() => replayWrites(liteFloorStore, liteWrites, teams));
@@ -301,7 +310,7 @@ export async function writeBench(options: WriteBenchOptions): Promise<string> {
     pgLeads = (await runDemo(pgDemo.store, demo)).leads;
   });
   await pgDemo.store.close();
-  const pgTables = await postgresTableBytes(pgDemo.url, 'bench_demo');
+  const { tables: pgTables, json: pgJson } = await postgresTableBytes(pgDemo.url, 'bench_demo');
   await pgDemo.drop();
   const pgBytes = [...pgTables.values()].reduce((a, b) => a + b, 0);
   const pgFloorStore = await freshPostgres('bench_demo_rows');
@@ -320,6 +329,8 @@ export async function writeBench(options: WriteBenchOptions): Promise<string> {
     `| PostgreSQL | ${pgGen.seconds.toFixed(1)} | ${fmtInt(pgLeads / pgGen.seconds)} | ${fmtInt((1e6 * pgGen.cpu) / pgLeads)} | ${(pgGen.statements / pgLeads).toFixed(1)} | ${fmtInt(pgBytes / pgLeads)} (tables, indexes, TOAST) |`,
     '',
     `The same rows written by the store alone (each transaction's writes replayed into a fresh database, with the demo's feed compaction and space reclaim; no write side): SQLite ${liteFloor.seconds.toFixed(1)} s, ${fmtInt(liteLeads / liteFloor.seconds)} leads/s, ${fmtInt((1e6 * liteFloor.cpu) / liteLeads)} µs CPU per lead (${fmtInt(liteFloorBytes / liteLeads)} bytes per lead); PostgreSQL ${pgFloor.seconds.toFixed(1)} s, ${fmtInt(pgLeads / pgFloor.seconds)} leads/s, ${fmtInt((1e6 * pgFloor.cpu) / pgLeads)} µs CPU per lead. The demo's time over the rows' alone, SQLite / PostgreSQL: **${fmtRatio(liteGen.seconds / liteFloor.seconds)} / ${fmtRatio(pgGen.seconds / pgFloor.seconds)}** (the write side's share is the rest).`,
+    '',
+    `Exported JSON (every live record's JSON once) per demo lead: SQLite ${fmtInt(liteJson / liteLeads)}, PostgreSQL ${fmtInt(pgJson / pgLeads)} bytes. Bytes on disk / exported JSON, SQLite / PostgreSQL: **${fmtRatio(liteBytes / liteJson)} / ${fmtRatio(pgBytes / pgJson)}**.`,
     '',
     'Bytes per demo lead by table (indexes included):',
     '',
