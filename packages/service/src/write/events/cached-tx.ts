@@ -26,8 +26,8 @@ import { copyEntity } from './entity-copy.js';
 // with a few statements. Feed positions are counted on from each team's head, read and locked once
 // per transaction (`lockFeedHead`), so an entry's position is known when it is appended and the
 // transaction still commits in feed order. Reads are answered from what is pending; only a list
-// query that the pending rows could change in a way the store cannot tell (an entity moved to another
-// team or parent) writes the pending entities first.
+// query that a pending entity whose place in the store's order is unknown now matches (one moved to
+// another team or parent, or written without a read) writes the pending entities first.
 
 /** What `publish` needs to know about a stored record, without its keyset position. */
 export interface RecordMemo {
@@ -63,15 +63,18 @@ export class CachedTx implements WriteTx {
   /**
    * Keys of `newEntities` in the order they became new, by kind and by kind and parent, so a list query
    * looks at the new entities it could match, not at every pending one. A key deleted since stays listed
-   * (`newEntities` no longer has it); a new entity moved since makes its kind unsettled, and a query of an
-   * unsettled kind writes the pending entities first.
+   * (`newEntities` no longer has it); a new entity moved since is unplaced (see `unplaced`).
    */
   private readonly newOfKind = new Map<string, string[]>();
   private readonly newOfParent = new Map<string, string[]>();
   /** Ids of `newEntities`: no stored row names one of them as its parent (a parent must exist first). */
   private readonly newIds = new Set<string>();
-  /** Kinds with a pending entity whose lists the store cannot tell (moved, or written without a read). */
-  private readonly unsettled = new Set<EntityKind>();
+  /**
+   * Keys of pending entities, by kind, whose place in a list the store cannot tell: moved to another team
+   * or parent, written without a read, or deleted and written again. A list query that one of them now
+   * matches writes the pending entities first; any other list query needs no write (`viewEntities`).
+   */
+  private readonly unplacedKeys = new Map<EntityKind, Set<string>>();
   private readonly pendingRecords = new Map<string, RecordRow>();
   /** Pending records that replace a stored row (read from the store as live, not written since). */
   private readonly pendingSupersede = new Map<string, { kind: RecordKind; id: string }>();
@@ -145,14 +148,14 @@ export class CachedTx implements WriteTx {
   async viewEntities<S>(kind: EntityKind, by: By): Promise<Entity<S>[]> {
     const key = listKey(kind, by);
     let ids = this.lists.get(key);
-    if (!ids && by.parent !== undefined && this.newIds.has(by.parent) && !this.unsettled.has(kind)) {
+    if (!ids && by.parent !== undefined && this.newIds.has(by.parent) && !this.unplaced(kind, by)) {
       // The parent is new in this transaction: only entities written here can name it.
       ids = this.pendingNew(kind, by, new Set());
       this.lists.set(key, ids);
       this.listedKinds.add(kind);
     }
     if (!ids) {
-      if (this.unsettled.has(kind)) await this.flushEntities();
+      if (this.unplaced(kind, by)) await this.flushEntities();
       const found = await this.inner.findEntities(kind, by);
       ids = [];
       const listed = new Set<string>();
@@ -160,9 +163,10 @@ export class CachedTx implements WriteTx {
         const k = entityKey(kind, entity.id);
         const cached = this.entities.get(k);
         // Null: deleted by this transaction (the deletion is pending). A cached entity is what this
-        // transaction wrote last; its team and parent are the stored ones (else its kind is unsettled).
+        // transaction wrote last: one that no longer matches was moved away (the move is pending).
         if (cached === null) continue;
         if (cached === undefined) this.entities.set(k, entity);
+        else if (!matches(cached, by)) continue;
         ids.push(entity.id);
         listed.add(k);
       }
@@ -171,6 +175,21 @@ export class CachedTx implements WriteTx {
       this.listedKinds.add(kind);
     }
     return ids.map((id) => this.entities.get(entityKey(kind, id)) as Entity<S>);
+  }
+
+  private unplace(kind: EntityKind, key: string): void {
+    const keys = this.unplacedKeys.get(kind);
+    if (keys) keys.add(key);
+    else this.unplacedKeys.set(kind, new Set([key]));
+  }
+
+  /** Whether a pending entity of this kind whose place the store cannot tell now matches a list query `by`. */
+  private unplaced(kind: EntityKind, by: By): boolean {
+    for (const key of this.unplacedKeys.get(kind) ?? []) {
+      const entity = this.entities.get(key);
+      if (entity && matches(entity, by)) return true;
+    }
+    return false;
   }
 
   /** Ids of the pending new entities of a kind that a list query `by` matches, in first-write order. */
@@ -226,14 +245,14 @@ export class CachedTx implements WriteTx {
       if (this.pendingDeletes.has(key)) {
         // Deleted and written again: the store gets a new row, last in insertion order.
         this.pendingEntities.delete(key);
-        this.unsettled.add(entity.kind);
+        this.unplace(entity.kind, key);
       } else if (before === null) {
         this.newEntities.add(key);
         appendTo(this.newOfKind, entity.kind, key);
         if (after.parent !== null) appendTo(this.newOfParent, listKey(entity.kind, { parent: after.parent }), key);
         this.newIds.add(entity.id);
       } else if (before === undefined || before.team !== after.team || before.parent !== after.parent) {
-        this.unsettled.add(entity.kind);
+        this.unplace(entity.kind, key);
       }
       this.pendingEntities.set(key, after);
     } else {
@@ -407,7 +426,7 @@ export class CachedTx implements WriteTx {
     this.newOfKind.clear();
     this.newOfParent.clear();
     this.newIds.clear();
-    this.unsettled.clear();
+    this.unplacedKeys.clear();
     return taken;
   }
 
@@ -458,6 +477,10 @@ export class CachedTx implements WriteTx {
     if (ids && at >= 0) ids.splice(at, 1);
   }
 }
+
+/** Whether an entity belongs to the list a query `by` asks for. */
+const matches = (entity: Entity<unknown>, by: By): boolean =>
+  (by.team === undefined || entity.team === by.team) && (by.parent === undefined || entity.parent === by.parent);
 
 const NO_WRITES: WriteSet = {
   deleteEntities: [],

@@ -46,6 +46,54 @@ describeEachBackend('write cache', (makeStore) => {
     }
   });
 
+  it('a list that no moved entity now matches is read without writing the pending entities; one that a moved entity joins is read after them', async () => {
+    const store = await makeStore();
+    try {
+      await store.write(async (tx) => {
+        for (const [id, parent] of [
+          ['c1', 'lead_1'],
+          ['c2', 'lead_2'],
+          ['c3', 'lead_1'],
+          ['c4', 'lead_3'],
+        ] as const)
+          await tx.putEntity(entity(id, parent));
+      });
+      await store.write(async (tx) => {
+        let writes = 0;
+        const counted = new Proxy(tx, {
+          get(target, name) {
+            const value = Reflect.get(target, name);
+            if (name === 'applyWrites') writes += 1;
+            return typeof value === 'function' ? value.bind(target) : value;
+          },
+        });
+        const cache = new CachedTx(counted, { deferWrites: true });
+        // c1 leaves lead_1 (a removal redelivers it without a lead).
+        await cache.putEntity({ ...(await cache.getEntity<S>('conversation', 'c1'))!, parent: null });
+        expect((await cache.findEntities('conversation', { parent: 'lead_1' })).map((e) => e.id)).toEqual(['c3']);
+        expect((await cache.findEntities('conversation', { parent: 'lead_2' })).map((e) => e.id)).toEqual(['c2']);
+        expect(writes).toBe(0);
+        // c4 joins lead_2: its place there is its insertion order, which only the store knows.
+        await cache.putEntity({ ...(await cache.getEntity<S>('conversation', 'c4'))!, parent: 'lead_2' });
+        expect((await cache.findEntities('conversation', { parent: 'lead_3' })).map((e) => e.id)).toEqual([]);
+        expect(writes).toBe(0);
+        await cache.putEntity(entity('c5', 'lead_1'));
+        expect((await cache.findEntities('conversation', { parent: 'lead_1' })).map((e) => e.id)).toEqual(['c3', 'c5']);
+        expect(
+          (await cache.findEntities('conversation', { team: 'team_A1', parent: 'lead_2' })).map((e) => e.id),
+        ).toEqual(['c2', 'c4']);
+        expect(writes).toBe(1);
+        await cache.flush();
+        for (const parent of ['lead_1', 'lead_2', 'lead_3'])
+          expect((await tx.findEntities('conversation', { parent })).map((e) => e.id)).toEqual(
+            (await cache.findEntities('conversation', { parent })).map((e) => e.id),
+          );
+      });
+    } finally {
+      await store.close();
+    }
+  });
+
   it('a changed entity is only what was written: mutating what was read or written changes nothing', async () => {
     const store = await makeStore();
     try {
