@@ -21,8 +21,8 @@ import { openSqliteFile } from '../support/sqlite-file.js';
 
 // Smaller indexes, each statement still a lookup in one. The lead, board and stage indexes hold no team
 // (migration 0009): a list filtered by one of them reads the same pages as before, still only the asked
-// team's rows. A feed entry's record is found by its id alone, and the parent index holds only entities with
-// a parent (migration 0010): retention, purges and lookups by parent find what they found before.
+// team's rows. The parent index holds only entities with a parent (0010; its feed_record by id alone was
+// taken back by 0011): retention, purges and lookups by parent find what they found before.
 
 const BEFORE = '0008_request_log';
 const INDEXES = ['lead', 'board', 'stage'] as const;
@@ -121,7 +121,7 @@ for (const backend of BACKENDS) {
       for (const db of opened.splice(0)) await db.close();
     });
 
-    it('migrations 0009 and 0010 upgrade a database in place: lists, lookups and retention find the same', async () => {
+    it('migrations 0009 to 0011 upgrade a database in place: lists, lookups and retention find the same', async () => {
       const db = await (open as () => Promise<Opened>)();
       opened.push(db);
       const { store } = db;
@@ -167,7 +167,7 @@ for (const backend of BACKENDS) {
         expect(now[`records_${column}`]).toMatch(new RegExp(`\\(kind, ${column}, seq\\)`));
         expect(now[`records_${column}`]).not.toContain('team');
       }
-      expect(now.feed_record).toMatch(/\(id, pos\)/);
+      expect(now.feed_record).toMatch(/\(kind, id, pos\)/);
       expect(now.entities_parent).toMatch(/WHERE \(?parent IS NOT NULL\)?/);
 
       // Retention and purges go on finding a record's entries: two new versions of a lead, the older ones
@@ -226,12 +226,16 @@ describe('Filtered lists on SQLite read their index', () => {
     try {
       const window = { afterRowid: 0, endRowid: 10, afterPos: 0, endPos: 10, team: 't', cutoff: 1 };
       for (const s of [sql.trimSuperseded, sql.trimSupersededTeam]) {
-        expect(plan(s.text, s.values(window))).toContain('SEARCH newer USING INDEX feed_record (id=? AND pos>?)');
+        expect(plan(s.text, s.values(window))).toContain(
+          'SEARCH newer USING INDEX feed_record (kind=? AND id=? AND pos>?)',
+        );
       }
-      expect(plan(sql.purgeFeed, ['lead', 'lead_1'])).toEqual(['SEARCH feed USING INDEX feed_record (id=?)']);
+      expect(plan(sql.purgeFeed, ['lead', 'lead_1'])).toEqual([
+        'SEARCH feed USING INDEX feed_record (kind=? AND id=?)',
+      ]);
       const keep = sql.keepSupersededBody;
       expect(plan(keep.text, keep.values({ kind: 'lead', id: 'lead_1' }))).toContain(
-        'SEARCH feed USING INDEX feed_record (id=?)',
+        'SEARCH feed USING INDEX feed_record (kind=? AND id=?)',
       );
       for (const by of ['parent', 'both'] as const) {
         const values = by === 'parent' ? ['call', 'lead_1'] : ['call', 't', 'lead_1'];
