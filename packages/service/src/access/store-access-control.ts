@@ -275,6 +275,7 @@ export class StoreAccessControl implements AccessControl {
   get keyLockouts(): {
     shared: boolean;
     keyStatus(keyId: string): Promise<{ failures: number; lockedUntil: string | null }>;
+    lockedAddresses(): Promise<{ address: string; lockedUntil: string }[]>;
     unlockKey(keyId: string): Promise<void>;
     unlockAddress(ip: string): Promise<void>;
   } {
@@ -282,6 +283,7 @@ export class StoreAccessControl implements AccessControl {
     return {
       shared: this.counters.kind === 'redis',
       keyStatus: (keyId) => lockout.keyStatus(keyId),
+      lockedAddresses: () => lockout.lockedAddresses(),
       unlockKey: (keyId) => lockout.unlockKey(keyId),
       unlockAddress: (ip) => lockout.unlockAddress(ip),
     };

@@ -7,7 +7,7 @@ import type { Switches } from '../access/switches.js';
 import { systemClock } from '../clock.js';
 import { AdminError } from '../errors/admin-error.js';
 import type { ManageContext } from '../manage/action.js';
-import { listLockoutsAction, unlockAction } from '../manage/actions/integrations.js';
+import { listAddressLockoutsAction, listLockoutsAction, unlockAction } from '../manage/actions/integrations.js';
 import { readSwitchesAction, setApiSwitchAction, setCapabilitySwitchAction } from '../manage/actions/operate.js';
 import { failuresAction, requestsAction } from '../manage/actions/usage.js';
 import { readLimits } from '../settings/read-limits.js';
@@ -157,6 +157,22 @@ export function registerLockoutCommands(admin: Command, open: OpenStore): void {
           extend: (ctx) => sharedLockouts(ctx, o),
         },
       ),
+    );
+  common(lockouts.command('addresses').description('client addresses locked out now, and until when'))
+    .addOption(settingOption('redisUrl', 'Redis the API processes share'))
+    .addOption(settingOption('redisPrefix'))
+    .action((o: RedisOptions) =>
+      runAction<{ address: string; lockedUntil: string }[]>(open, o, listAddressLockoutsAction, {
+        input: () => ({}),
+        human: (list) =>
+          list.length === 0
+            ? 'no address is locked out'
+            : table(
+                ['ADDRESS', 'LOCKED UNTIL'],
+                list.map((l) => [l.address, l.lockedUntil]),
+              ),
+        extend: (ctx) => sharedLockouts(ctx, o),
+      }),
     );
   common(lockouts.command('unlock').description('end the lockout of a key (lookup id) or of a client address'))
     .addOption(settingOption('redisUrl', 'Redis the API processes share'))

@@ -24,6 +24,8 @@ export interface LockoutControl {
   /** False when the counters live in one process's memory only. */
   readonly shared: boolean;
   keyStatus(keyId: string): Promise<{ failures: number; lockedUntil: string | null }>;
+  /** Client addresses locked out now, soonest end first. */
+  lockedAddresses(): Promise<{ address: string; lockedUntil: string }[]>;
   unlockKey(keyId: string): Promise<void>;
   unlockAddress(ip: string): Promise<void>;
 }

@@ -109,3 +109,8 @@ export const Lockout = Type.Object({
   failures: Type.Integer(description('failed attempts counted in the current minute')),
   lockedUntil: Nullable(Time),
 });
+
+export const AddressLockout = Type.Object({
+  address: Type.String(description('the client address, as the API saw it')),
+  lockedUntil: Time,
+});

@@ -81,6 +81,14 @@ export class AuthLockout {
     };
   }
 
+  /** The addresses locked now and when each lock ends, soonest end first (the operators' list, manage/). */
+  async lockedAddresses(): Promise<{ address: string; lockedUntil: string }[]> {
+    const held = await this.ipLocks.held(this.clock.now());
+    return held
+      .sort((a, b) => a.untilMs - b.untilMs || a.key.localeCompare(b.key))
+      .map(({ key, untilMs }) => ({ address: key, lockedUntil: new Date(untilMs).toISOString() }));
+  }
+
   /** Ends the lockout of key `keyId` and forgets its failures (the operator's unlock, manage/). */
   async unlockKey(keyId: string): Promise<void> {
     // A lock that ends now no longer holds: `lock` replaces the end time wherever the lock is kept.

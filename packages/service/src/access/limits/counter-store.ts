@@ -76,6 +76,8 @@ export interface Locks {
   lock(key: string, untilMs: number, ttlMs: number, budget?: RequestBudget): Promise<void>;
   /** The clock time the key is locked until, or null. */
   lockedUntil(key: string, budget?: RequestBudget): Promise<number | null>;
+  /** Every lock that holds at clock time `now`, with its end (for the operators' list; not on a hot path). */
+  held(now: number): Promise<{ key: string; untilMs: number }[]>;
 }
 
 export interface CounterStore {

@@ -79,10 +79,19 @@ export function createCounterStore(options: CounterStoreOptions): CounterStore {
   const budgetMs = options.budgetMs ?? 250;
   const leased = new LeasedCharges(scripts, health, Math.min(budgetMs, 1000));
   const lockChannel = `${prefix}:locks`;
-  const mirror = new LockMirror(redis, lockChannel, `${prefix}:lock:*`);
+  /** Each lock table's copies by the prefix of their keys on Redis: a notice also updates a copy it names. */
+  const copies = new Map<string, LockTable>();
+  const mirror = new LockMirror(redis, lockChannel, `${prefix}:lock:*`, (key, untilMs, ttlMs) => {
+    for (const [keyPrefix, local] of copies)
+      if (key.startsWith(keyPrefix)) local.follow(key.slice(keyPrefix.length), untilMs, ttlMs);
+  });
   // A client closed for good takes the mirror's connection with it.
   redis.on('end', () => mirror.close());
-  const setLock = (key: string, untilMs: number, ttlMs: number) => scripts.lock(key, untilMs, ttlMs, lockChannel);
+  const setLock = (key: string, untilMs: number, ttlMs: number) => {
+    // A process that keeps a copy of a lock listens for its later values (an unlock by another process).
+    mirror.ensure();
+    return scripts.lock(key, untilMs, ttlMs, lockChannel);
+  };
   /**
    * The hot path, while Redis is up: the locks from this process's copies and the mirror when it is live (else
    * on Redis, in the lease script), the counters from the leases. Undefined when a lock this process set holds
@@ -139,6 +148,7 @@ export function createCounterStore(options: CounterStoreOptions): CounterStore {
     locks(name) {
       const lockPrefix = `${prefix}:lock:${name}`;
       const local = new LockTable();
+      copies.set(`${lockPrefix}:`, local);
       const locks = redisLocks(redis, lockPrefix, local, health, setLock);
       lockParts.set(locks, { local, key: (key) => `${lockPrefix}:${key}` });
       return locks;

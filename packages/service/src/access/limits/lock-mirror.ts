@@ -23,6 +23,8 @@ export class LockMirror {
     private readonly channel: string,
     /** The pattern of every lock's key. */
     private readonly pattern: string,
+    /** Called with every notice as it is applied (the key on Redis, its end, its ttl). */
+    private readonly onNotice: (key: string, untilMs: number, ttlMs: number) => void = () => undefined,
   ) {}
 
   /** True while the mirror holds every lock Redis holds (up to notices still on their way). */
@@ -66,7 +68,10 @@ export class LockMirror {
     const [key, until, ttl] = message.split(' ');
     const untilMs = Number(until);
     const ttlMs = Number(ttl);
-    if (key && Number.isFinite(untilMs) && Number.isFinite(ttlMs)) this.table.lock(key, untilMs, ttlMs);
+    if (key && Number.isFinite(untilMs) && Number.isFinite(ttlMs)) {
+      this.table.lock(key, untilMs, ttlMs);
+      this.onNotice(key, untilMs, ttlMs);
+    }
   }
 
   /** Subscribes, then reads every lock that exists; live once both are done on the same connection. */
@@ -89,7 +94,10 @@ export class LockMirror {
           keys.forEach((key, i) => {
             const until = replies[2 * i]?.[1];
             const ttl = Number(replies[2 * i + 1]?.[1]);
-            if (typeof until === 'string' && ttl > 0) this.table.lock(key, Number(until), ttl);
+            if (typeof until === 'string' && ttl > 0) {
+              this.table.lock(key, Number(until), ttl);
+              this.onNotice(key, Number(until), ttl);
+            }
           });
         }
       } while (cursor !== '0');

@@ -58,6 +58,11 @@ export class MemoryTable<V> {
     if (this.entries.delete(key)) this.bytes -= costOf(key);
   }
 
+  /** Every entry, ended or not (the caller tells them apart). */
+  all(): IterableIterator<[string, V]> {
+    return this.entries.entries();
+  }
+
   /** Drops every entry that ended. */
   sweep(now: number): void {
     for (const [key, value] of this.entries) if (this.ended(value, now)) this.delete(key);

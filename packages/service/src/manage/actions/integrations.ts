@@ -17,6 +17,7 @@ import type { IntegrationSummary } from '../../write/commands/integration-state.
 import { GRACE_PERIODS } from '../../write/commands/key-state.js';
 import { type Action, action, type ManageContext } from '../action.js';
 import {
+  AddressLockout,
   Allowlist,
   AllowlistCheck,
   CreatedIntegration,
@@ -259,6 +260,15 @@ export const listLockoutsAction = action({
   },
 });
 
+export const listAddressLockoutsAction = action({
+  name: 'lockouts.addresses',
+  summary: 'Client addresses locked out after failed authentication, and until when',
+  scope: 'read',
+  input: Type.Object({}, { additionalProperties: false }),
+  output: Type.Array(AddressLockout),
+  run: async (ctx) => lockoutsOf(ctx).lockedAddresses(),
+});
+
 export const unlockAction = action({
   name: 'lockouts.unlock',
   summary: 'End the lockout of a key (by lookup id) or of a client address',
@@ -302,5 +312,6 @@ export const INTEGRATION_ACTIONS: readonly Action[] = [
   removeAllowlistAction,
   checkAllowlistAction,
   listLockoutsAction,
+  listAddressLockoutsAction,
   unlockAction,
 ];

@@ -42,6 +42,7 @@ export const MANAGE_ENDPOINTS: readonly ManageEndpoint[] = [
   get('/integrations/:id/requests', 'requests.list', byId),
   get('/failures', 'failures.list'),
   get('/lockouts', 'lockouts.list'),
+  get('/lockouts/addresses', 'lockouts.addresses'),
   post('/lockouts/unlock', 'lockouts.unlock'),
   get('/audit', 'audit.list'),
   get('/switches', 'switches.get'),
