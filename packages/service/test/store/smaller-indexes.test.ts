@@ -21,8 +21,8 @@ import { openSqliteFile } from '../support/sqlite-file.js';
 
 // Smaller indexes, each statement still a lookup in one. The lead, board and stage indexes hold no team
 // (migration 0009): a list filtered by one of them reads the same pages as before, still only the asked
-// team's rows. The parent index holds only entities with a parent (0010; its feed_record by id alone was
-// taken back by 0011): retention, purges and lookups by parent find what they found before.
+// team's rows. The parent index holds only entities with a parent (0010): retention, purges and lookups by
+// parent find what they found before.
 
 const BEFORE = '0008_request_log';
 const INDEXES = ['lead', 'board', 'stage'] as const;
@@ -121,7 +121,7 @@ for (const backend of BACKENDS) {
       for (const db of opened.splice(0)) await db.close();
     });
 
-    it('migrations 0009 to 0011 upgrade a database in place: lists, lookups and retention find the same', async () => {
+    it('migrations 0009 and 0010 upgrade a database in place: lists, lookups and retention find the same', async () => {
       const db = await (open as () => Promise<Opened>)();
       opened.push(db);
       const { store } = db;

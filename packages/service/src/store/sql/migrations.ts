@@ -234,22 +234,12 @@ const v9: Up = async (db) => {
   }
 };
 
-// Smaller lookup indexes. A feed entry's record is found by its id alone, the kind checked on the few rows
-// that share it (a lead, its attribution and its response): the kind was a fifth of feed_record's bytes.
-// The parent index holds only entities that have a parent: every lookup by parent names one.
+// The parent index holds only entities that have a parent: every lookup by parent names one. (feed_record
+// keeps the kind: by id alone, on a PostgreSQL table without statistics yet, the retention of superseded
+// entries ANDed the team's whole range of the primary key to each lookup and ran 10 times slower.)
 const v10: Up = async (db) => {
-  await sql`DROP INDEX feed_record`.execute(db);
-  await sql`CREATE INDEX feed_record ON feed (id, pos)`.execute(db);
   await sql`DROP INDEX entities_parent`.execute(db);
   await sql`CREATE INDEX entities_parent ON entities (kind, parent, ord) WHERE parent IS NOT NULL`.execute(db);
-};
-
-// feed_record holds the kind again. On a PostgreSQL table without statistics yet (a new team's feed, as the
-// demo compacts it) the retention of superseded entries looked a record up by id and ANDed the team's whole
-// range of the primary key to it, each of a window's rows: 10 times slower. By kind and id it stays one lookup.
-const v11: Up = async (db) => {
-  await sql`DROP INDEX feed_record`.execute(db);
-  await sql`CREATE INDEX feed_record ON feed (kind, id, pos)`.execute(db);
 };
 
 const STEPS: Record<string, Up> = {
@@ -262,8 +252,7 @@ const STEPS: Record<string, Up> = {
   '0007_management': v7,
   '0008_request_log': v8,
   '0009_filter_indexes_without_team': v9,
-  '0010_smaller_lookup_indexes': v10,
-  '0011_feed_record_by_kind': v11,
+  '0010_parent_index_without_orphans': v10,
 };
 
 /** The migrations of one backend, by the names databases record them under. */
