@@ -64,11 +64,22 @@ export interface FeedJobsOptions {
   captureEveryMs?: number;
   /** How often retention runs, ms (default 10 minutes). */
   trimEveryMs?: number;
+  /** When retention first runs after start, ms (default `FIRST_TRIM_AFTER_MS`). */
+  firstTrimAfterMs?: number;
   /** Called with a job's failure; the job runs again at its next tick. */
   onError?: (job: 'capture' | 'retention', error: unknown) => void;
 }
 
-/** Starts both jobs (retention runs once at start); the returned function stops them and waits for a running one. */
+/**
+ * Retention's first run waits this long after start: on a large feed its batches would otherwise share the
+ * first seconds with start-up and the first requests (docs/performance.md, "Start").
+ */
+export const FIRST_TRIM_AFTER_MS = 5_000;
+
+/**
+ * Starts both jobs (capture at once, retention after `firstTrimAfterMs`, then every `trimEveryMs`); the returned
+ * function stops them and waits for a running one.
+ */
 export function startFeedJobs(options: FeedJobsOptions): () => Promise<void> {
   const { store, clock, limits } = options;
   const running = new Set<Promise<unknown>>();
@@ -99,16 +110,20 @@ export function startFeedJobs(options: FeedJobsOptions): () => Promise<void> {
 
   const captureTimer = setInterval(capture, options.captureEveryMs ?? 3_000);
   const trimTimer = setInterval(retention, options.trimEveryMs ?? 10 * 60_000);
+  const firstTrimAfterMs = options.firstTrimAfterMs ?? FIRST_TRIM_AFTER_MS;
+  const firstTrim = firstTrimAfterMs > 0 ? setTimeout(retention, firstTrimAfterMs) : undefined;
   captureTimer.unref();
   trimTimer.unref();
+  firstTrim?.unref();
   capture();
-  retention();
+  if (!firstTrim) retention();
 
   return async () => {
     stopped = true;
     stopping.abort();
     clearInterval(captureTimer);
     clearInterval(trimTimer);
+    clearTimeout(firstTrim);
     await Promise.all([...running]);
   };
 }

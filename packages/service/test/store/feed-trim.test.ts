@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, expect, it } from 'vitest';
+import { afterEach, beforeEach, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { startFeedJobs } from '../../src/feed/feed-jobs.js';
 import { DEFAULT_LIMITS } from '../../src/limits.js';
@@ -237,14 +237,42 @@ describeEachBackend('feed retention in bounded batches', (makeStore) => {
     expect(batches.reduce((n, b) => n + b.examined, 0)).toBe(before.filter((row) => row.team === team).length);
   });
 
+  it('retention first runs a while after start, not during it: nothing is trimmed at once, all of it after the wait', async () => {
+    const before = await fill(feedEntries(3, 40));
+    const survivors = expectedSurvivors(before);
+    expect(before.length).toBeGreaterThan(survivors.size);
+    const errors: unknown[] = [];
+    const stop = startFeedJobs({
+      store,
+      clock: new ManualClock(NOW),
+      limits: {
+        ...DEFAULT_LIMITS,
+        removalRetentionMs: NOW - REMOVALS_BEFORE,
+        supersededRetentionMs: NOW - SUPERSEDED_BEFORE,
+      },
+      firstTrimAfterMs: 300,
+      onError: (_job, error) => errors.push(error),
+    });
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect((await wholeFeed(store)).length).toBe(before.length);
+      await vi.waitFor(async () => expect((await wholeFeed(store)).length).toBe(survivors.size), { timeout: 5_000 });
+    } finally {
+      await stop();
+    }
+    expect(errors).toEqual([]);
+  });
+
   it("stopping the server's feed jobs ends a running retention after its current batch", async () => {
     const before = await fill(feedEntries(11, 700));
     const survivors = expectedSurvivors(before);
     expect(before.length - survivors.size).toBeGreaterThan(2 * TRIM_BATCH_ROWS);
     const errors: unknown[] = [];
-    // Retention runs once at start; stopping at once leaves it one batch (at most TRIM_BATCH_ROWS rows).
+    // Retention runs once at start (here without the usual wait); stopping at once leaves it one batch (at
+    // most TRIM_BATCH_ROWS rows).
     const stop = startFeedJobs({
       store,
+      firstTrimAfterMs: 0,
       clock: new ManualClock(NOW),
       limits: {
         ...DEFAULT_LIMITS,
