@@ -1,20 +1,10 @@
-import { rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Kysely, type Migration, Migrator, SqliteDialect } from 'kysely';
-import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
-import { SchemaPostgresDialect } from '../../src/store/postgres/postgres-migrator.js';
-import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
-import { MIGRATIONS } from '../../src/store/sql/migrations.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import type { FeedRow, RecordRow, Store } from '../../src/store/store.js';
+import type { FeedRow, RecordRow } from '../../src/store/store.js';
 import { Crm } from '../../src/write/events/crm.js';
 import type { CrmEvent } from '../../src/write/events/events.js';
 import { BACKENDS } from '../support/backends.js';
-import { adminQuery, uniqueSchema } from '../support/postgres.js';
-import { openSqliteFile } from '../support/sqlite-file.js';
+import { type StoreAtMigration, storeAtMigration } from '../support/store-at-migration.js';
 
 // Each version's JSON is stored once: a feed entry of its record's current version borrows the record
 // row's JSON, and gets a copy of its own only when the record moves on. Checked through the feed (every
@@ -24,66 +14,6 @@ import { openSqliteFile } from '../support/sqlite-file.js';
 
 const T0 = '2026-01-10T10:00:00.000Z';
 const TEAM = 'team_A1';
-
-/** A database migrated up to `upTo`, its store, and plain SQL on its tables. */
-interface Opened {
-  store: Store;
-  query(sql: string): Promise<Record<string, unknown>[]>;
-  close(): Promise<void>;
-}
-
-async function migrateTo(db: Kysely<unknown>, migrations: Record<string, Migration>, upTo: string, schema?: string) {
-  const provider = { getMigrations: async () => migrations };
-  const migrator = new Migrator({ db, provider, ...(schema ? { migrationTableSchema: schema } : {}) });
-  const { error } = await migrator.migrateTo(upTo);
-  if (error) throw error;
-}
-
-const openers: Record<string, ((upTo: string) => Promise<Opened>) | undefined> = {
-  sqlite: async (upTo) => {
-    const path = join(tmpdir(), `feed-bodies-${process.pid}-${Math.random().toString(36).slice(2)}.db`);
-    const file = openSqliteFile(path);
-    await migrateTo(new Kysely<unknown>({ dialect: new SqliteDialect({ database: file }) }), MIGRATIONS.sqlite, upTo);
-    const store = new SqliteStore({ path });
-    return {
-      store,
-      query: async (sql) => file.prepare(sql).all() as Record<string, unknown>[],
-      close: async () => {
-        await store.close();
-        file.close();
-        for (const suffix of ['', '-wal', '-shm']) rmSync(path + suffix, { force: true });
-      },
-    };
-  },
-  postgres: process.env.PG_URL
-    ? async (upTo) => {
-        const url = process.env.PG_URL as string;
-        const schema = uniqueSchema();
-        await adminQuery(url, `CREATE SCHEMA ${schema}`);
-        const pool = new pg.Pool({ connectionString: url, max: 1, options: `-c search_path=${schema}` });
-        const db = new Kysely<unknown>({ dialect: new SchemaPostgresDialect({ pool }, schema) });
-        await migrateTo(db, MIGRATIONS.postgres, upTo, schema);
-        await db.destroy();
-        const store = new PostgresStore({ url, schema, poolSize: 2 });
-        return {
-          store,
-          query: async (sql) => {
-            const client = new pg.Client({ connectionString: url, options: `-c search_path=${schema}` });
-            await client.connect();
-            try {
-              return (await client.query(sql)).rows as Record<string, unknown>[];
-            } finally {
-              await client.end();
-            }
-          },
-          close: async () => {
-            await store.close();
-            await adminQuery(url, `DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-          },
-        };
-      }
-    : undefined,
-};
 
 const LATEST = '0005_activities_without_entities';
 const BEFORE = '0003_audit';
@@ -105,13 +35,13 @@ function expectOwnVersions(feed: FeedRow[]): void {
 }
 
 for (const backend of BACKENDS) {
-  const open = openers[backend];
+  const open = storeAtMigration[backend];
   const suite = open ? describe : describe.skip;
   const skipped = open ? '' : ' (skipped: PostgreSQL is not enabled: set PG_URL)';
   suite(`feed bodies stored once [${backend}]${skipped}`, () => {
-    const opened: Opened[] = [];
+    const opened: StoreAtMigration[] = [];
     const openAt = async (upTo: string) => {
-      const db = await (open as (upTo: string) => Promise<Opened>)(upTo);
+      const db = await (open as (upTo: string) => Promise<StoreAtMigration>)(upTo);
       opened.push(db);
       return db;
     };

@@ -1,23 +1,15 @@
-import { rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Kysely, Migrator, SqliteDialect } from 'kysely';
-import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { runDemo } from '../../src/demo/run-demo.js';
 import type { RecordKind } from '../../src/schemas/enums.js';
-import { SchemaPostgresDialect } from '../../src/store/postgres/postgres-migrator.js';
-import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { SQLITE } from '../../src/store/sql/dialect.js';
-import { MIGRATIONS } from '../../src/store/sql/migrations.js';
 import { statementsFor } from '../../src/store/sql/statements.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { ANY_AGE, type ListFilter, type Store } from '../../src/store/store.js';
 import { Crm } from '../../src/write/events/crm.js';
 import { BACKENDS } from '../support/backends.js';
-import { adminQuery, uniqueSchema } from '../support/postgres.js';
 import { openSqliteFile } from '../support/sqlite-file.js';
+import { type StoreAtMigration, storeAtMigration } from '../support/store-at-migration.js';
 
 // Smaller indexes, each statement still a lookup in one. The lead, board and stage indexes hold no team
 // (migration 0009): a list filtered by one of them reads the same pages as before, still only the asked
@@ -29,75 +21,14 @@ const INDEXES = ['lead', 'board', 'stage'] as const;
 const DEFINED = ['records_lead', 'records_board', 'records_stage', 'feed_record', 'entities_parent'] as const;
 const AT = '2026-11-02T00:00:00.000Z';
 
-interface Opened {
-  store: Store;
-  /** The definitions of the indexes in `DEFINED`, by name. */
-  definitions(): Promise<Record<string, string>>;
-  close(): Promise<void>;
+/** The definitions of the indexes in `DEFINED`, by name, as the database prints them. */
+async function definitions(backend: string, db: StoreAtMigration): Promise<Record<string, string>> {
+  const rows =
+    backend === 'sqlite'
+      ? await db.query("SELECT name, sql AS def FROM sqlite_master WHERE type = 'index'")
+      : await db.query('SELECT indexname AS name, indexdef AS def FROM pg_indexes WHERE schemaname = current_schema()');
+  return Object.fromEntries(DEFINED.map((name) => [name, String(rows.find((r) => r.name === name)?.def ?? '')]));
 }
-
-async function migrateTo(db: Kysely<unknown>, backend: 'sqlite' | 'postgres', schema?: string): Promise<void> {
-  const provider = { getMigrations: async () => MIGRATIONS[backend] };
-  const migrator = new Migrator({ db, provider, ...(schema ? { migrationTableSchema: schema } : {}) });
-  const { error } = await migrator.migrateTo(BEFORE);
-  if (error) throw error;
-}
-
-const openers: Record<string, (() => Promise<Opened>) | undefined> = {
-  sqlite: async () => {
-    const path = join(tmpdir(), `filter-indexes-${process.pid}-${Math.random().toString(36).slice(2)}.db`);
-    const file = openSqliteFile(path);
-    await migrateTo(new Kysely<unknown>({ dialect: new SqliteDialect({ database: file }) }), 'sqlite');
-    const store = new SqliteStore({ path });
-    return {
-      store,
-      definitions: async () =>
-        Object.fromEntries(
-          DEFINED.map((name) => [
-            name,
-            (file.prepare('SELECT sql FROM sqlite_master WHERE name = ?').get(name) as { sql: string }).sql,
-          ]),
-        ),
-      close: async () => {
-        await store.close();
-        file.close();
-        for (const suffix of ['', '-wal', '-shm']) rmSync(path + suffix, { force: true });
-      },
-    };
-  },
-  postgres: process.env.PG_URL
-    ? async () => {
-        const url = process.env.PG_URL as string;
-        const schema = uniqueSchema();
-        await adminQuery(url, `CREATE SCHEMA ${schema}`);
-        const pool = new pg.Pool({ connectionString: url, max: 1, options: `-c search_path=${schema}` });
-        const db = new Kysely<unknown>({ dialect: new SchemaPostgresDialect({ pool }, schema) });
-        await migrateTo(db, 'postgres', schema);
-        await db.destroy();
-        const store = new PostgresStore({ url, schema, poolSize: 2 });
-        return {
-          store,
-          definitions: async () => {
-            const client = new pg.Client({ connectionString: url });
-            await client.connect();
-            try {
-              const { rows } = await client.query<{ name: string; def: string }>(
-                'SELECT indexname AS name, indexdef AS def FROM pg_indexes WHERE schemaname = $1',
-                [schema],
-              );
-              return Object.fromEntries(DEFINED.map((name) => [name, rows.find((r) => r.name === name)?.def ?? '']));
-            } finally {
-              await client.end();
-            }
-          },
-          close: async () => {
-            await store.close();
-            await adminQuery(url, `DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-          },
-        };
-      }
-    : undefined,
-};
 
 /** Every page of a filtered list, 3 records a page: the records' JSON in order. */
 async function walk(store: Store, team: string, kind: RecordKind, filter: ListFilter): Promise<string[]> {
@@ -112,17 +43,17 @@ async function walk(store: Store, team: string, kind: RecordKind, filter: ListFi
 }
 
 for (const backend of BACKENDS) {
-  const open = openers[backend];
+  const open = storeAtMigration[backend];
   const suite = open ? describe : describe.skip;
   const skipped = open ? '' : ' (skipped: PostgreSQL is not enabled: set PG_URL)';
   suite(`filter indexes without the team [${backend}]${skipped}`, () => {
-    const opened: Opened[] = [];
+    const opened: StoreAtMigration[] = [];
     afterEach(async () => {
       for (const db of opened.splice(0)) await db.close();
     });
 
     it('migrations 0009 and 0010 upgrade a database in place: lists, lookups and retention find the same', async () => {
-      const db = await (open as () => Promise<Opened>)();
+      const db = await (open as (upTo: string) => Promise<StoreAtMigration>)(BEFORE);
       opened.push(db);
       const { store } = db;
       const { teams } = await runDemo(store, { seed: 7, teams: 2, leads: 12, now: Date.parse('2026-11-01T00:00:00Z') });
@@ -155,14 +86,14 @@ for (const backend of BACKENDS) {
       expect(before.board.length).toBeGreaterThan(1);
       expect(before.foreign).toEqual([]);
       expect(beforeChildren.length).toBeGreaterThan(5);
-      const old = await db.definitions();
+      const old = await definitions(backend, db);
       expect(INDEXES.every((c) => old[`records_${c}`]?.includes('team'))).toBe(true);
 
       await store.migrate();
       expect(await store.pendingMigrations()).toEqual([]);
       expect(await lists()).toEqual(before);
       expect(await children()).toEqual(beforeChildren);
-      const now = await db.definitions();
+      const now = await definitions(backend, db);
       for (const column of INDEXES) {
         expect(now[`records_${column}`]).toMatch(new RegExp(`\\(kind, ${column}, seq\\)`));
         expect(now[`records_${column}`]).not.toContain('team');
