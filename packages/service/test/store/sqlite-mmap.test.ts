@@ -99,9 +99,10 @@ describe.runIf(linux)(
       await w.store.reclaimSpace?.();
       expect(statSync(path).size).toBeLessThan(before);
       expect((await same()).count).toBe(10);
+      // Read from the shorter file, through its mapping (a later page read wholly from the WAL maps nothing).
+      expect(mapped(path)).toBe(true);
       await w.apply(newLead('lead_Late', {}));
       expect((await same()).count).toBe(11);
-      expect(mapped(path)).toBe(true);
     });
   },
 );

@@ -8,6 +8,12 @@ export type Backend = 'sqlite' | 'postgres';
 const FRAGMENTS = {
   /** Migrations: a table's own key, numbered on insert (`seq`, `ord`). */
   serialKey: ['INTEGER PRIMARY KEY', 'bigserial PRIMARY KEY'],
+  /**
+   * A new record's list position. SQLite keeps records in list order under a key it cannot number itself,
+   * so a counter in `meta` gives the next (migration 0011). Before that migration there is no counter: the
+   * null lets the rowid number the row. PostgreSQL's column numbers itself.
+   */
+  newRecordSeq: [`(SELECT CAST(value AS INTEGER) + 1 FROM meta WHERE key = 'last_record_seq')`, 'DEFAULT'],
   /** Migrations: column types. SQLite has one integer type; PostgreSQL positions and times are bigint. */
   text: ['TEXT', 'text'],
   integer: ['INTEGER', 'integer'],
@@ -29,6 +35,11 @@ const FRAGMENTS = {
   lastId: ['id', '(array_agg(id ORDER BY seq DESC))[1]'],
   /** Recording time of a feed page's last entry, taken beside max() as `lastId` is. */
   lastRecordedAt: ['recorded_at', '(array_agg(recorded_at ORDER BY seq DESC))[1]'],
+  /**
+   * Put before a column so that its condition is not used to pick an index. SQLite, without statistics,
+   * would walk a team's whole kind in the records' key rather than look up a lead, board or stage.
+   */
+  noIndex: ['+', ''],
   /** PostgreSQL wants every subquery in FROM named. */
   pageAlias: ['', ' s'],
   /** Position of one string in another (1-based, 0 when absent). */

@@ -83,6 +83,8 @@ export function statementsFor(d: Dialect) {
   };
   const lookups = Object.keys(entityWhere) as EntityLookup[];
   const filter = (by: PageVariant) => (by === 'none' ? '' : `AND ${by} = :value`);
+  // A lead, board or stage index holds no team (migration 0009): the team is checked on the rows read.
+  const teamOf = (by: PageVariant) => (by === 'lead' || by === 'board' || by === 'stage' ? `${d.noIndex}team` : 'team');
   const pages: PageVariant[] = ['none', ...FILTERS];
 
   /**
@@ -90,7 +92,7 @@ export function statementsFor(d: Dialect) {
    * its last position and id, and whether a live row follows it.
    */
   const listPage = (by: PageVariant, joined: string) => {
-    const where = `team = :team AND kind = :kind ${filter(by)} AND removed IS NULL`;
+    const where = `${teamOf(by)} = :team AND kind = :kind ${filter(by)} AND removed IS NULL`;
     return `SELECT p.items, p.joined_order, p.n, p.last_seq, p.last_id,
       p.n = :limit AND EXISTS (SELECT 1 FROM records WHERE ${where} AND seq > p.last_seq) AS more
     FROM (SELECT ${joined} AS items, ${d.joinedOrder} AS joined_order, ${d.pageCount} AS n, max(seq) AS last_seq, ${d.lastId} AS last_id
@@ -138,7 +140,8 @@ export function statementsFor(d: Dialect) {
     /** Live records of a kind among ids passed as one JSON array. */
     liveRecords: text(`${RECORD} WHERE kind = ? AND id IN (${d.jsonArrayItems}) AND removed IS NULL`),
     putRecord: text(
-      `INSERT INTO records (${names(RECORD_COLUMNS)}, removed) VALUES (${marks(RECORD_COLUMNS.length)}, NULL) ${RECORD_UPSERT}`,
+      `INSERT INTO records (seq, ${names(RECORD_COLUMNS)}, removed) VALUES (${d.newRecordSeq}, ${marks(RECORD_COLUMNS.length)}, NULL)
+       ${RECORD_UPSERT}`,
     ),
     /** Before a record row is replaced: the entry of its version borrows its JSON and gets its own copy. */
     keepSupersededBody: named<{ kind: string; id: string }>(
@@ -153,7 +156,7 @@ export function statementsFor(d: Dialect) {
     listRecords: namedVariants<PageVariant, PageParams>(
       pages,
       (by) =>
-        `SELECT seq, json FROM records WHERE team = :team AND kind = :kind ${filter(by)} AND removed IS NULL
+        `SELECT seq, json FROM records WHERE ${teamOf(by)} = :team AND kind = :kind ${filter(by)} AND removed IS NULL
          AND seq > :after ORDER BY seq ${d.limit}:limit`,
     ),
     listPage: namedVariants<PageVariant, PageParams>(pages, (by) => listPage(by, d.joinedJson)),
@@ -171,9 +174,10 @@ export function statementsFor(d: Dialect) {
     /**
      * Live leads of a team whose email or phone is the one asked, after a position. Each criterion is its own
      * lookup in its index (records_email, records_phone), merged by position: written as one condition with
-     * OR, SQLite walked every lead of the team in position order to keep the ORDER BY free of a sort.
+     * OR, SQLite walked every lead of the team in position order to keep the ORDER BY free of a sort. The
+     * rows are then read by their key (team, kind, seq): by `seq` alone, a walk of the whole table.
      */
-    searchLeads: named<SearchParams>(`SELECT seq, json FROM records WHERE seq IN (
+    searchLeads: named<SearchParams>(`SELECT seq, json FROM records WHERE team = :team AND kind = 'lead' AND seq IN (
         SELECT seq FROM records WHERE team = :team AND kind = 'lead' AND removed IS NULL AND email = :email
           AND seq > :after
         UNION SELECT seq FROM records WHERE team = :team AND kind = 'lead' AND removed IS NULL AND phone = :phone
