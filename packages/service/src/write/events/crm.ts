@@ -48,8 +48,9 @@ import { WriteError } from './write-error.js';
 export interface ApplyOptions {
   /**
    * The events are in stored form already: each passed `checkEvent` and was made by
-   * `normaliseEvent(stripContent(event))` (ingest does so as it reads each line), so they are neither
-   * checked nor copied again. Anything else must leave this off.
+   * `normaliseEvent(stripContent(event))` (ingest does so as it reads each line), or is built in that
+   * form by code whose tests check it (the demo's generator), so they are neither checked nor copied
+   * again. Anything else must leave this off.
    */
   checked?: boolean;
 }
@@ -103,8 +104,8 @@ const HANDLERS: { [K in EventType]: Handler<K> } = {
  * transaction around it (the intake, write/intake/): `Crm` does the same for each event of a batch.
  */
 export async function applyEvent(ctx: WriteContext, event: CrmEvent): Promise<void> {
-  const at = new Date(event.at).toISOString();
-  await (HANDLERS[event.type] as Handler<EventType>)(ctx, event, at);
+  // In stored form `at` is what `Date#toISOString` gives already (`normaliseEvent`).
+  await (HANDLERS[event.type] as Handler<EventType>)(ctx, event, event.at);
 }
 
 /**
