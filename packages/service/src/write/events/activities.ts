@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { ActorKind } from '../../schemas/enums.js';
 import type { Entity } from '../../store/store.js';
 import type { LeadState } from '../types.js';
@@ -14,7 +14,8 @@ const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz
  * a lead's activities are found from its counter alone (no entity per activity is stored).
  */
 export function activityId(lead: string, seq: number): string {
-  const digest = createHash('sha256').update(`${lead}:${seq}`).digest();
+  // The one-shot digest: a Hash object per activity cost more than the digest itself.
+  const digest = hash('sha256', `${lead}:${seq}`, 'buffer');
   let id = 'act_';
   for (let i = 0; i < 16; i++) id += ALPHABET[(digest[i] ?? 0) % 62];
   return id;

@@ -14,13 +14,13 @@ function checkTimes(s: BookingState, id: string): void {
 
 export async function createBooking(ctx: WriteContext, e: EventOf<'booking.created'>, at: string): Promise<void> {
   await ctx.team(e.team);
-  if ((await ctx.tx.getEntity('booking', e.booking)) || (await ctx.tx.getRecord('booking', e.booking))) {
+  if ((await ctx.tx.viewEntity('booking', e.booking)) || (await ctx.tx.getRecord('booking', e.booking))) {
     throw new WriteError(`booking ${e.booking} already exists or was removed; use a new id`);
   }
-  const service = await ctx.needInTeam<BookingServiceState>('booking_service', e.service, e.team);
+  const service = await ctx.viewInTeam<BookingServiceState>('booking_service', e.service, e.team);
   if (service.state.deleted) throw new WriteError(`bookable service ${e.service} is deleted`);
   const lead = e.lead ?? null;
-  if (lead !== null) await ctx.needInTeam('lead', lead, e.team);
+  if (lead !== null) await ctx.viewInTeam('lead', lead, e.team);
   const status = e.status ?? 'scheduled';
   const booking: Entity<BookingState> = {
     kind: 'booking',

@@ -40,6 +40,9 @@ export interface RecordMemo {
   stored?: StoredRecord;
 }
 
+/** What `prefetch` reads: entities and records by kind and id. */
+export type PrefetchKeys = { entities: Key<EntityKind>[]; records: Key<RecordKind>[] };
+
 export interface CachedTxOptions {
   /** Hold every write until `flush` (the `Crm`, which flushes before it commits); else write through. */
   deferWrites?: boolean;
@@ -220,9 +223,11 @@ export class CachedTx implements WriteTx {
   /**
    * Reads the given entities and records in one go when the store can (`WriteTx.getMany`), so the
    * events of a batch find most of what they read already cached. Keys cached already are skipped.
+   * Given as a function, the keys are only worked out for a store that reads them so (not SQLite).
    */
-  async prefetch(keys: { entities: Key<EntityKind>[]; records: Key<RecordKind>[] }): Promise<void> {
+  async prefetch(given: PrefetchKeys | (() => PrefetchKeys)): Promise<void> {
     if (!this.inner.getMany) return;
+    const keys = typeof given === 'function' ? given() : given;
     const entities = unique(keys.entities.filter((k) => !this.entities.has(entityKey(k.kind, k.id))));
     const records = unique(keys.records.filter((k) => !this.records.has(entityKey(k.kind, k.id))));
     if (entities.length + records.length === 0) return;
@@ -340,7 +345,17 @@ export class CachedTx implements WriteTx {
     if (!this.deferWrites) return this.inner.appendFeed(entry);
     const pos = (this.heads.get(entry.team) ?? (await this.inner.lockFeedHead(entry.team))) + 1;
     this.heads.set(entry.team, pos);
-    const row = { ...entry, pos };
+    // Spelled out: a spread of the callers' differently shaped entries took the slow generic path.
+    const row: FeedRow = {
+      team: entry.team,
+      kind: entry.kind,
+      id: entry.id,
+      version: entry.version,
+      recordedAt: entry.recordedAt,
+      body: entry.body,
+      removed: entry.removed,
+      pos,
+    };
     this.pendingFeed.push(row);
     const key = entityKey(entry.kind, entry.id);
     const rows = this.pendingFeedOf.get(key);

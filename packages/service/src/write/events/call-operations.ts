@@ -14,7 +14,7 @@ type CallFields = Omit<EventOf<'call.updated'>, 'type' | 'at' | 'call'>;
 async function applyFields(ctx: WriteContext, call: Entity<CallState>, f: CallFields): Promise<void> {
   const s = call.state;
   if (f.lead !== undefined) {
-    if (f.lead !== null) await ctx.needInTeam('lead', f.lead, call.team as string);
+    if (f.lead !== null) await ctx.viewInTeam('lead', f.lead, call.team as string);
     s.lead = f.lead;
     call.parent = f.lead;
   }
@@ -28,7 +28,7 @@ async function applyFields(ctx: WriteContext, call: Entity<CallState>, f: CallFi
 
 export async function recordCall(ctx: WriteContext, e: EventOf<'call.recorded'>, at: string): Promise<void> {
   await ctx.team(e.team);
-  if ((await ctx.tx.getEntity('call', e.call)) || (await ctx.tx.getRecord('call', e.call))) {
+  if ((await ctx.tx.viewEntity('call', e.call)) || (await ctx.tx.getRecord('call', e.call))) {
     throw new WriteError(`call ${e.call} already exists or was removed; use a new id`);
   }
   const call: Entity<CallState> = {

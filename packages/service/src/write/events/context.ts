@@ -30,6 +30,12 @@ export const DEFAULT_CRM_OPTIONS: CrmOptions = {
 
 const LABELS: Partial<Record<EntityKind, string>> = { booking_service: 'bookable service' };
 
+function inTeam<S>(entity: Entity<S>, team: string): Entity<S> {
+  if (entity.team !== team)
+    throw new WriteError(`${LABELS[entity.kind] ?? entity.kind} ${entity.id} belongs to another team than ${team}`);
+  return entity;
+}
+
 /** What every operation works with: the transaction, the service clock and lookups that fail clearly. */
 export class WriteContext {
   /** The transaction behind a read-through cache: operations read the same entities again and again. */
@@ -56,10 +62,22 @@ export class WriteContext {
 
   /** An entity that must exist and belong to `team`. */
   async needInTeam<S>(kind: EntityKind, id: string, team: string): Promise<Entity<S>> {
-    const entity = await this.need<S>(kind, id);
-    if (entity.team !== team)
-      throw new WriteError(`${LABELS[kind] ?? kind} ${id} belongs to another team than ${team}`);
+    return inTeam(await this.need<S>(kind, id), team);
+  }
+
+  /**
+   * `need` without the copy, for a caller that only reads the entity and must not change it (existence,
+   * team and state checks): most of what an event looks up, and a copy is the costlier part of a lookup.
+   */
+  async view<S>(kind: EntityKind, id: string): Promise<Entity<S>> {
+    const entity = await this.tx.viewEntity<S>(kind, id);
+    if (!entity) throw new WriteError(`unknown ${LABELS[kind] ?? kind} ${id}`);
     return entity;
+  }
+
+  /** `needInTeam` without the copy (see `view`). */
+  async viewInTeam<S>(kind: EntityKind, id: string, team: string): Promise<Entity<S>> {
+    return inTeam(await this.view<S>(kind, id), team);
   }
 
   async team(id: string): Promise<TeamState> {
@@ -89,7 +107,7 @@ export class WriteContext {
   /** Assignees must be current members of the team; returned sorted and without repeats. */
   async members(team: string, ids: readonly string[]): Promise<string[]> {
     for (const id of ids) {
-      const member = await this.needInTeam<MemberState>('member', id, team);
+      const member = await this.viewInTeam<MemberState>('member', id, team);
       if (member.state.left) throw new WriteError(`member ${id} has left the team`);
     }
     return [...new Set(ids)].sort();

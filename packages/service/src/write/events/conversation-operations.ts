@@ -12,7 +12,7 @@ import { WriteError } from './write-error.js';
 // conversation and the lead's response facet, never the lead.
 
 async function setLead(ctx: WriteContext, conv: Entity<ConversationState>, lead: string | null): Promise<void> {
-  if (lead !== null) await ctx.needInTeam('lead', lead, conv.team as string);
+  if (lead !== null) await ctx.viewInTeam('lead', lead, conv.team as string);
   conv.state.lead = lead;
   conv.parent = lead;
 }
@@ -24,7 +24,7 @@ export async function startConversation(
 ): Promise<void> {
   await ctx.team(e.team);
   if (
-    (await ctx.tx.getEntity('conversation', e.conversation)) ||
+    (await ctx.tx.viewEntity('conversation', e.conversation)) ||
     (await ctx.tx.getRecord('conversation', e.conversation))
   ) {
     throw new WriteError(`conversation ${e.conversation} already exists or was removed; use a new id`);
@@ -84,16 +84,16 @@ export async function removeConversationEvent(
 }
 
 async function afterMessage(ctx: WriteContext, conversationId: string): Promise<void> {
-  const conv = await ctx.need<ConversationState>('conversation', conversationId);
+  const conv = await ctx.view<ConversationState>('conversation', conversationId);
   await publishConversation(ctx, conv);
   await refreshResponse(ctx, conv.state.lead);
 }
 
 export async function recordMessage(ctx: WriteContext, e: EventOf<'message.recorded'>, at: string): Promise<void> {
   const conv = await ctx.need<ConversationState>('conversation', e.conversation);
-  if (await ctx.tx.getEntity('message', e.message)) throw new WriteError(`message ${e.message} exists`);
+  if (await ctx.tx.viewEntity('message', e.message)) throw new WriteError(`message ${e.message} exists`);
   // A restore's replay erases the id again (write/events/erasure-replay.ts): a message that comes back needs a new one.
-  if (await ctx.tx.getEntity('erased_message', e.message))
+  if (await ctx.tx.viewEntity('erased_message', e.message))
     throw new WriteError(`message ${e.message} was erased; use a new id`);
   conv.state.messageSeq += 1;
   const state: MessageState = {
@@ -113,7 +113,7 @@ export async function recordMessage(ctx: WriteContext, e: EventOf<'message.recor
 
 export async function messageReceipt(ctx: WriteContext, e: EventOf<'message.receipt'>): Promise<void> {
   const message = await ctx.need<MessageState>('message', e.message);
-  const conv = await ctx.need<ConversationState>('conversation', message.parent as string);
+  const conv = await ctx.view<ConversationState>('conversation', message.parent as string);
   if (conv.state.channel !== 'whatsapp') throw new WriteError(`message ${e.message} is not a WhatsApp message`);
   if (message.state.direction !== 'outbound') throw new WriteError(`message ${e.message} was not sent to the customer`);
   message.state.receipt = e.status;

@@ -144,7 +144,7 @@ export class Crm {
       });
       const ctx = new WriteContext(cache, this.clock, this.options);
       // Read ahead what the events name (an event that does not parse is refused below, in its turn).
-      await cache.prefetch(batchKeys(parsed.flatMap((p) => (p.ok ? [p.event] : []))));
+      await cache.prefetch(() => batchKeys(parsed.flatMap((p) => (p.ok ? [p.event] : []))));
       for (const [index, result] of parsed.entries()) {
         try {
           if (!result.ok) throw new WriteError(result.message);

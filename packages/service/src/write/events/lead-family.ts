@@ -82,7 +82,7 @@ export async function submissionReceived(
   at: string,
 ): Promise<void> {
   const lead = await ctx.lead(e.lead);
-  if (await ctx.tx.getEntity('submission', e.submission)) throw new WriteError(`submission ${e.submission} exists`);
+  if (await ctx.tx.viewEntity('submission', e.submission)) throw new WriteError(`submission ${e.submission} exists`);
   const seq = (await ctx.tx.findEntities('submission', { parent: lead.id })).length + 1;
   const group = (g: { id?: string | null; name?: string | null } | undefined) =>
     g ? { id: g.id ?? null, name: g.name ?? null } : null;

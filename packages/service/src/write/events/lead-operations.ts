@@ -83,7 +83,7 @@ export function emptyLead(at: string): LeadState {
 
 /** A lead id must be new: never in use and never removed (a record that comes back gets a new id). */
 export async function assertNewLeadId(ctx: WriteContext, id: string): Promise<void> {
-  if ((await ctx.tx.getEntity('lead', id)) || (await ctx.tx.getRecord('lead', id))) {
+  if ((await ctx.tx.viewEntity('lead', id)) || (await ctx.tx.getRecord('lead', id))) {
     throw new WriteError(`lead ${id} already exists or was removed; use a new id`);
   }
 }
@@ -100,7 +100,7 @@ export async function createLead(ctx: WriteContext, e: EventOf<'lead.created'>, 
     if (e.board && e.board !== board.id) throw new WriteError(`stage ${e.stage} is not on board ${e.board}`);
     place = { stage: e.stage, board: board.id };
   } else if (e.board) {
-    await ctx.needInTeam('board', e.board, e.team);
+    await ctx.viewInTeam('board', e.board, e.team);
   }
   const status = e.status ?? null;
   const assignees = e.assignees ? await ctx.members(e.team, e.assignees) : null;

@@ -63,7 +63,7 @@ export async function applyIngestBatch(
     }
     const cache = new CachedTx(tx, { deferWrites: true });
     const ctx = new WriteContext(cache, clock, crm);
-    await cache.prefetch(batchKeys(run.map((r) => r.event)));
+    await cache.prefetch(() => batchKeys(run.map((r) => r.event)));
     for (const { index, event } of run) {
       try {
         await applyEvent(ctx, withoutId(event));

@@ -109,7 +109,7 @@ export async function applyIsolated(
     const waiting = new Set<number>();
     const stopped = new Set(lanes);
     const runnable = items.filter((item) => !refused.has(item.key) && !stopped.has(item.lane));
-    await cache.prefetch(batchKeys(runnable.map((item) => item.event)));
+    await cache.prefetch(() => batchKeys(runnable.map((item) => item.event)));
     let failed = false;
     for (const item of items) {
       if (refused.has(item.key)) {
