@@ -20,10 +20,12 @@ const REPLACED_WHOLE = 'originalCapture';
 /** A copy of an entity's state (plain JSON), sharing what is only replaced whole. */
 function copyState(state: unknown): unknown {
   if (state === null || typeof state !== 'object' || Array.isArray(state)) return copy(state);
-  const out: Record<string, unknown> = {};
-  for (const key in state) {
-    const value = (state as Record<string, unknown>)[key];
-    out[key] = key === REPLACED_WHOLE ? value : copy(value);
+  // A spread copies the flat fields in one go (a lead's state has over thirty), far faster than adding
+  // them one by one; only nested values are copied after.
+  const out: Record<string, unknown> = { ...state };
+  for (const key in out) {
+    const value = out[key];
+    if (value !== null && typeof value === 'object' && key !== REPLACED_WHOLE) out[key] = copy(value);
   }
   return out;
 }
