@@ -1,32 +1,18 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { runDemo } from '../../src/demo/run-demo.js';
-import type { RecordKind } from '../../src/schemas/enums.js';
-import { SQLITE } from '../../src/store/sql/dialect.js';
-import { statementsFor } from '../../src/store/sql/statements.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { FEED_KINDS, type RecordKind } from '../../src/schemas/enums.js';
 import type { Store } from '../../src/store/store.js';
 import { Crm } from '../../src/write/events/crm.js';
 import { BACKENDS } from '../support/backends.js';
-import { openSqliteFile } from '../support/sqlite-file.js';
 import { type StoreAtMigration, storeAtMigration } from '../support/store-at-migration.js';
 
 // Records in list order (migration 0011). On SQLite the records table is keyed by (team, kind, seq), so a
-// page is one range of that key; a new record takes its position from a counter, never one given before.
-// PostgreSQL's table does not change: the same upgrade test runs there to show every read finds the same.
+// page is one range of that key (its query plan is checked in smaller-indexes.test.ts); a new record takes
+// its position from a counter, never one given before. On PostgreSQL the key becomes (team, kind, seq) too.
 
 const BEFORE = '0010_parent_index_without_orphans';
 const AT = '2026-11-02T00:00:00.000Z';
-const KINDS: RecordKind[] = [
-  'lead',
-  'lead_attribution',
-  'lead_response',
-  'activity',
-  'call',
-  'conversation',
-  'booking',
-  'board',
-];
 
 /** Every page of a kind, 7 records a page: positions and JSON in order. */
 async function walk(store: Store, team: string, kind: RecordKind): Promise<string[]> {
@@ -71,7 +57,7 @@ for (const backend of BACKENDS) {
       ]);
 
       const reads = async () => ({
-        pages: await Promise.all(teams.flatMap((t) => KINDS.map((kind) => walk(store, t, kind)))),
+        pages: await Promise.all(teams.flatMap((t) => FEED_KINDS.map((kind) => walk(store, t, kind)))),
         lead: await store.leadDetail(lead.id),
         search: lead.email ? await store.searchLeads({ team, email: lead.email, after: 0, limit: 10 }) : [],
         foreign: await walk(store, other, 'lead'),
@@ -102,29 +88,3 @@ for (const backend of BACKENDS) {
     });
   });
 }
-
-describe('Pages on SQLite read the records key', () => {
-  let store: SqliteStore;
-  beforeAll(async () => {
-    store = new SqliteStore({ path: ':memory:' });
-    await store.migrate();
-  });
-  afterAll(async () => store.close());
-
-  it('a page of a kind, and whether more follow, are one range of the records key (team, kind, seq)', () => {
-    const db = openSqliteFile(store.path, { readonly: true });
-    try {
-      const statement = statementsFor(SQLITE).listPage.none;
-      const values = statement.values({ team: 't', kind: 'lead', after: 0, limit: 100 });
-      const plan = db
-        .prepare(`EXPLAIN QUERY PLAN ${statement.text}`)
-        .all(...values)
-        .map((row) => (row as { detail: string }).detail)
-        .filter((step) => step.startsWith('SEARCH') || step.startsWith('SCAN records'));
-      const range = 'SEARCH records USING PRIMARY KEY (team=? AND kind=? AND seq>?)';
-      expect(plan).toEqual([range, range]);
-    } finally {
-      db.close();
-    }
-  });
-});

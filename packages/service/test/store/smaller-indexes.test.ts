@@ -119,7 +119,7 @@ for (const backend of BACKENDS) {
   });
 }
 
-describe('Filtered lists on SQLite read their index', () => {
+describe('Lists on SQLite read their index', () => {
   let store: SqliteStore;
   beforeAll(async () => {
     store = new SqliteStore({ path: ':memory:' });
@@ -141,6 +141,22 @@ describe('Filtered lists on SQLite read their index', () => {
         const lookup = `SEARCH records USING INDEX records_${column} (kind=? AND ${column}=? AND seq>?)`;
         expect(plan).toEqual([lookup, lookup]);
       }
+    } finally {
+      db.close();
+    }
+  });
+
+  it('a page of a kind, and whether more follow, are one range of the records key (team, kind, seq)', () => {
+    const db = openSqliteFile(store.path, { readonly: true });
+    try {
+      const statement = statementsFor(SQLITE).listPage.none;
+      const plan = db
+        .prepare(`EXPLAIN QUERY PLAN ${statement.text}`)
+        .all(...statement.values({ team: 't', kind: 'lead', after: 0, limit: 100 }))
+        .map((row) => (row as { detail: string }).detail)
+        .filter((step) => step.startsWith('SEARCH') || step.startsWith('SCAN records'));
+      const range = 'SEARCH records USING PRIMARY KEY (team=? AND kind=? AND seq>?)';
+      expect(plan).toEqual([range, range]);
     } finally {
       db.close();
     }
