@@ -6,6 +6,7 @@ import type { Store } from '../../src/store/store.js';
 import { Crm } from '../../src/write/events/crm.js';
 import { BACKENDS } from '../support/backends.js';
 import { type StoreAtMigration, storeAtMigration } from '../support/store-at-migration.js';
+import { walkPages } from '../support/walk-pages.js';
 
 // Records in list order (migration 0011). On SQLite the records table is keyed by (team, kind, seq), so a
 // page is one range of that key (its query plan is checked in smaller-indexes.test.ts); a new record takes
@@ -15,16 +16,8 @@ const BEFORE = '0010_parent_index_without_orphans';
 const AT = '2026-11-02T00:00:00.000Z';
 
 /** Every page of a kind, 7 records a page: positions and JSON in order. */
-async function walk(store: Store, team: string, kind: RecordKind): Promise<string[]> {
-  const out: string[] = [];
-  let after = 0;
-  for (;;) {
-    const page = await store.listPage({ team, kind, after, limit: 7 });
-    if (page.count > 0) out.push(`${page.last?.seq} ${page.items.toString('utf8')}`);
-    if (!page.hasMore || !page.last) return out;
-    after = page.last.seq;
-  }
-}
+const walk = async (store: Store, team: string, kind: RecordKind) =>
+  (await walkPages(store, { team, kind }, 7)).map((page) => `${page.last} ${page.json}`);
 
 for (const backend of BACKENDS) {
   const open = storeAtMigration[backend];

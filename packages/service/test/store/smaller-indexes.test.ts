@@ -10,6 +10,7 @@ import { Crm } from '../../src/write/events/crm.js';
 import { BACKENDS } from '../support/backends.js';
 import { openSqliteFile } from '../support/sqlite-file.js';
 import { type StoreAtMigration, storeAtMigration } from '../support/store-at-migration.js';
+import { walkPages } from '../support/walk-pages.js';
 
 // Smaller indexes, each statement still a lookup in one. The lead, board and stage indexes hold no team
 // (migration 0009): a list filtered by one of them reads the same pages as before, still only the asked
@@ -31,16 +32,8 @@ async function definitions(backend: string, db: StoreAtMigration): Promise<Recor
 }
 
 /** Every page of a filtered list, 3 records a page: the records' JSON in order. */
-async function walk(store: Store, team: string, kind: RecordKind, filter: ListFilter): Promise<string[]> {
-  const out: string[] = [];
-  let after = 0;
-  for (;;) {
-    const page = await store.listPage({ team, kind, filter, after, limit: 3 });
-    if (page.count > 0) out.push(page.items.toString('utf8'));
-    if (!page.hasMore || !page.last) return out;
-    after = page.last.seq;
-  }
-}
+const walk = async (store: Store, team: string, kind: RecordKind, filter: ListFilter) =>
+  (await walkPages(store, { team, kind, filter }, 3)).map((page) => page.json);
 
 for (const backend of BACKENDS) {
   const open = storeAtMigration[backend];
