@@ -19,9 +19,29 @@ for (const run of runs) {
   // A suite that failed to load counts as a failure even when no test inside it ran.
   const brokenSuites = r.testResults.filter((t) => t.status === 'failed' && t.assertionResults.length === 0).length;
   console.log(`${run}: ${r.numPassedTests} passed, ${r.numFailedTests + brokenSuites} failed, ${runSkipped} skipped`);
+  // The harness shows only the end of the output: name each failure here, with the start of its message.
+  for (const file of r.testResults) {
+    const where = file.name.slice(file.name.indexOf('packages/'));
+    if (file.status === 'failed' && file.assertionResults.length === 0) {
+      console.log(`  failed to load: ${where}: ${firstLines(file.message)}`);
+    }
+    for (const t of file.assertionResults) {
+      if (t.status !== 'failed') continue;
+      console.log(`  failed: ${where} > ${t.fullName} (${Math.round(t.duration ?? 0)} ms)`);
+      console.log(`    ${firstLines((t.failureMessages ?? []).join('\n'))}`);
+    }
+  }
   passed += r.numPassedTests;
   failed += r.numFailedTests + brokenSuites;
   skipped += runSkipped;
 }
+function firstLines(text) {
+  return String(text ?? '')
+    .split('\n')
+    .slice(0, 6)
+    .join('\n    ')
+    .slice(0, 1200);
+}
+
 console.log(`tests: ${passed} passed, ${failed} failed, ${skipped} skipped`);
 process.exit(failed > 0 ? 1 : 0);
