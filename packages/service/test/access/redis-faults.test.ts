@@ -14,7 +14,10 @@ import { delayProxy, HAS_REDIS_SERVER, type OwnRedis, startOwnRedis } from './ow
 // A Redis fault never takes the service down, and costs a request at most one bounded wait.
 // Every test runs its own redis-server (never the shared one) and hangs it (SIGSTOP), kills it or slows it.
 
-const BUDGET = 250;
+const BUDGET = 400;
+// What a busy 2-core machine may add to a request's own time (seen: 511 ms at load average 9). Every bound
+// below stays under what the fault would cost without the budget (a budget per Redis command: 6 or more).
+const SLACK = 800;
 const FAST: Partial<Limits> = { keyCacheMs: 0, redisBudgetMs: BUDGET, redisProbeMs: 200 };
 
 interface Line {
@@ -136,13 +139,13 @@ describe.skipIf(!HAS_REDIS_SERVER)(
       const later: { status: number; ms: number }[] = [];
       for (let i = 0; i < 10; i++) later.push(await timed(h, '/v1/teams'));
       // Hung longer than the client's socket timeout: it drops the connection and reconnects meanwhile.
-      await new Promise((resolve) => setTimeout(resolve, 1500));
+      await new Promise((resolve) => setTimeout(resolve, redisClientOptions(BUDGET).socketTimeout + 500));
       for (let i = 0; i < 5; i++) later.push(await timed(h, '/v1/teams'));
       // Nothing piles up behind the hung server: no request sends to it, at most one probe PING is out.
       for (const c of clients) expect(c.commandQueue.length).toBeLessThanOrEqual(3);
       for (const r of [...first, ...later]) {
         expect(r.status).toBe(200);
-        expect(r.ms).toBeLessThan(BUDGET + 500);
+        expect(r.ms).toBeLessThan(BUDGET + SLACK);
       }
       // Once away, a request does not wait on Redis at all: no request after the first wave takes a budget.
       expect(Math.max(...later.map((r) => r.ms))).toBeLessThan(BUDGET);
@@ -160,7 +163,7 @@ describe.skipIf(!HAS_REDIS_SERVER)(
       expect((await timed(h, '/v1/teams')).status).toBe(200);
       await idleLeasesHandedBack();
       expect((await b.usage(h.integrationId, [])).itemsThisMinute).toBe(before + 2);
-      expect(Math.max(...healthy)).toBeLessThan(BUDGET + 500);
+      expect(Math.max(...healthy)).toBeLessThan(BUDGET + SLACK);
     }, 30_000);
 
     it('a Redis refusing connections (killed) adds no wait; it is logged away once and is used again once restarted', async () => {
@@ -182,8 +185,8 @@ describe.skipIf(!HAS_REDIS_SERVER)(
       expect((await b.usage(h.integrationId, [])).itemsThisMinute).toBe(before + 2);
     }, 30_000);
 
-    it('a slow Redis (every command 200 ms late) costs a request one budget in all, not one per command, and is not used again while PING stays slow', async () => {
-      const proxy = await delayProxy(redis.port, 100);
+    it('a slow Redis (every command 300 ms late) costs a request one budget in all, not one per command, and is not used again while PING stays slow', async () => {
+      const proxy = await delayProxy(redis.port, 150);
       closers.push(() => proxy.close());
       const { h, logA } = await twoProcesses({}, proxy.url);
       const times: number[] = [];
@@ -192,11 +195,11 @@ describe.skipIf(!HAS_REDIS_SERVER)(
         expect(r.status).toBe(200);
         times.push(r.ms);
       }
-      // A list request makes about six Redis calls: 1.2 s at 200 ms each without the per-request budget.
-      for (const ms of times) expect(ms).toBeLessThan(BUDGET + 500);
+      // A list request makes about six Redis calls: 1.8 s at 300 ms each without the per-request budget.
+      for (const ms of times) expect(ms).toBeLessThan(BUDGET + SLACK);
       expect(logA.away()).toHaveLength(1);
       expect(logA.away()[0]?.reason).toBe('timeout');
-      // PING answers in 200 ms, over a quarter of the budget: it stays away without flapping.
+      // The probe answers in 300 ms, over a quarter of the budget: it stays away without flapping.
       await new Promise((resolve) => setTimeout(resolve, 1000));
       expect(h.access.redisUp).toBe(false);
       expect(logA.back()).toHaveLength(0);

@@ -243,7 +243,11 @@ describePg(title('PostgreSQL faults under the HTTP app'), () => {
     expect((await first).statusCode).toBe(200);
   });
 
-  it('a database that refuses sessions (55000 not accepting connections, 3D000 dropped) answers 503 with Retry-After 5, and heals', async () => {
+  it('a database that refuses sessions (55000 not accepting connections, 3D000 dropped) answers 503 with Retry-After 5, and heals', {
+    // Creating and dropping a database waits on the shared server's checkpoint and file sync, which other
+    // test files writing at the same time can stretch past the default 30 s.
+    timeout: 120_000,
+  }, async () => {
     // A database of this test's own on the shared server, so switching it off touches nobody else.
     const name = `crm_export_faults_${store.schema}`;
     const own = new URL(url);
