@@ -14,9 +14,10 @@ import { delayProxy, HAS_REDIS_SERVER, type OwnRedis, startOwnRedis } from './ow
 // A Redis fault never takes the service down, and costs a request at most one bounded wait.
 // Every test runs its own redis-server (never the shared one) and hangs it (SIGSTOP), kills it or slows it.
 
-const BUDGET = 400;
-// What a busy 2-core machine may add to a request's own time (seen: 511 ms at load average 9). Every bound
-// below stays under what the fault would cost without the budget (a budget per Redis command: 6 or more).
+// The budget is long beside what a busy 2-core machine adds to a request (seen: 511 ms at load average 9),
+// so "no wait" can be told from "one budget". SLACK is that noise: every bound below stays under what the
+// fault would cost without a per-request budget (a budget per Redis command).
+const BUDGET = 1500;
 const SLACK = 800;
 const FAST: Partial<Limits> = { keyCacheMs: 0, redisBudgetMs: BUDGET, redisProbeMs: 200 };
 
@@ -164,7 +165,7 @@ describe.skipIf(!HAS_REDIS_SERVER)(
       await idleLeasesHandedBack();
       expect((await b.usage(h.integrationId, [])).itemsThisMinute).toBe(before + 2);
       expect(Math.max(...healthy)).toBeLessThan(BUDGET + SLACK);
-    }, 30_000);
+    }, 60_000);
 
     it('a Redis refusing connections (killed) adds no wait; it is logged away once and is used again once restarted', async () => {
       const { h, b, logA } = await twoProcesses();
@@ -180,13 +181,15 @@ describe.skipIf(!HAS_REDIS_SERVER)(
       await redis.start();
       await until(() => h.access.redisUp && b.redisUp);
       expect(logA.back()).toHaveLength(1);
+      // Shared again, read as in the hung case: a lease's slice counts on Redis until it is handed back idle.
       const before = (await b.usage(h.integrationId, [])).itemsThisMinute;
       expect((await timed(h, '/v1/teams')).status).toBe(200);
+      await idleLeasesHandedBack();
       expect((await b.usage(h.integrationId, [])).itemsThisMinute).toBe(before + 2);
     }, 30_000);
 
-    it('a slow Redis (every command 300 ms late) costs a request one budget in all, not one per command, and is not used again while PING stays slow', async () => {
-      const proxy = await delayProxy(redis.port, 150);
+    it('a slow Redis (every command 1 s late) costs a request one budget in all, not one per command, and is not used again while PING stays slow', async () => {
+      const proxy = await delayProxy(redis.port, 500);
       closers.push(() => proxy.close());
       const { h, logA } = await twoProcesses({}, proxy.url);
       const times: number[] = [];
@@ -195,11 +198,12 @@ describe.skipIf(!HAS_REDIS_SERVER)(
         expect(r.status).toBe(200);
         times.push(r.ms);
       }
-      // A list request makes about six Redis calls: 1.8 s at 300 ms each without the per-request budget.
+      // The first list request makes four Redis calls one after the other (808 ms with every command 200 ms
+      // late and no budget in the way): 4 s at 1 s each without the per-request budget.
       for (const ms of times) expect(ms).toBeLessThan(BUDGET + SLACK);
       expect(logA.away()).toHaveLength(1);
       expect(logA.away()[0]?.reason).toBe('timeout');
-      // The probe answers in 300 ms, over a quarter of the budget: it stays away without flapping.
+      // The probe answers in 1 s, over a quarter of the budget: it stays away without flapping.
       await new Promise((resolve) => setTimeout(resolve, 1000));
       expect(h.access.redisUp).toBe(false);
       expect(logA.back()).toHaveLength(0);
