@@ -27,8 +27,11 @@ for (const run of runs) {
     }
     for (const t of file.assertionResults) {
       if (t.status !== 'failed') continue;
-      console.log(`  failed: ${where} > ${t.fullName} (${Math.round(t.duration ?? 0)} ms)`);
-      console.log(`    ${firstLines((t.failureMessages ?? []).join('\n'))}`);
+      const message = (t.failureMessages ?? []).join('\n');
+      // Vitest's JSON report keeps no text for a test that ran out of time, only this placeholder.
+      const timedOut = message.startsWith('Error: STACK_TRACE_ERROR') ? ', most likely timed out' : '';
+      console.log(`  failed: ${where} > ${t.fullName} (${Math.round(t.duration ?? 0)} ms${timedOut})`);
+      console.log(`    ${firstLines(message)}`);
     }
   }
   passed += r.numPassedTests;
