@@ -1,12 +1,13 @@
-// One file: the schema's history, read top to bottom as one story; each step is short and never changes.
 import type { Kysely, Migration, sql as SqlTag } from 'kysely';
 import { type Backend, type Dialect, POSTGRES, SQLITE } from './dialect.js';
 
-// The versioned schema of both backends, applied in order by Kysely's migrator on every start. Names are
-// what each database records as applied: never renumber or rename one. Types come from the dialect
-// (dialect.ts); everything else is the same text on both, but for a step that says why it cannot be (0011). On PostgreSQL names are unqualified (the store
-// sets `search_path` to its schema) and stored JSON (`state`, `json`, `body`) stays `text`: the API sends it
-// as stored, and `jsonb` would re-serialize it (key order, spacing) on every read.
+// The versioned schema of both backends, applied in order by Kysely's migrator on every start. One file,
+// over 300 lines on purpose: it is the schema's history, read top to bottom, and each step is short and
+// never changes. Names are what each database records as applied: never renumber or rename one. Types come
+// from the dialect (dialect.ts); everything else is the same text on both, but for a step that says why it
+// cannot be (0011). On PostgreSQL names are unqualified (the store sets `search_path` to its schema) and
+// stored JSON (`state`, `json`, `body`) stays `text`: the API sends it as stored, and `jsonb` would
+// re-serialize it (key order, spacing) on every read.
 
 type Up = (db: Kysely<unknown>, d: Dialect) => Promise<void>;
 
