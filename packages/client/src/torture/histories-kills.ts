@@ -17,7 +17,7 @@ export const KILL_HISTORIES: History[] = [
   {
     name: 'kill-mid-page',
     summary:
-      'the consumer is killed at its first write after the first team’s second feed page (run 1) and after the first page of runs 2 and 3; run 4 finishes',
+      'the consumer is killed halfway through storing the first team’s second feed page (run 1) and the first page of runs 2 and 3; run 4 finishes',
     runs: 4,
     minTeams: 1,
     firstTeamOnly: true,
@@ -32,7 +32,10 @@ export const KILL_HISTORIES: History[] = [
             plan: noFaults(),
             rewrite(r, body) {
               if (run < 4 && isFeed(r) && r.team === team && c.count(r) === at)
-                control.killAtFirstWrite(`at its first write after ${team}'s feed page ${at} of run ${run}`);
+                control.killMidPage(
+                  `halfway through storing ${team}'s feed page ${at} of run ${run}`,
+                  readPage(body).data.length,
+                );
               return body;
             },
           };
@@ -43,7 +46,7 @@ export const KILL_HISTORIES: History[] = [
   {
     name: 'kill-during-resync',
     summary:
-      'run 1: an initial sync of the first team whose first page also carries a record the service no longer has; then every cursor issued so far answers 410 sync_cursor_expired, and the consumer is killed at its first write after the 410 (run 2), after the resync’s first page (run 3) and after its page with has_more false (run 4); run 5 finishes',
+      'run 1: an initial sync of the first team whose first page also carries a record the service no longer has; then every cursor issued so far answers 410 sync_cursor_expired, and the consumer is killed at its first write after the 410 (run 2), halfway through storing the resync’s first page (run 3) and its page with has_more false (run 4); run 5 finishes',
     runs: 5,
     minTeams: 1,
     firstTeamOnly: true,
@@ -81,10 +84,10 @@ export const KILL_HISTORIES: History[] = [
               issued.add(page.next_cursor);
               if (run === 3 && cursorOf(r) === null && !resyncPage) {
                 resyncPage = true;
-                control.killAtFirstWrite('at its first write after the first page of its resync');
+                control.killMidPage('halfway through storing the first page of its resync', page.data.length);
               }
               if (run === 4 && !page.has_more)
-                control.killAtFirstWrite('at its first write after the resync’s page with has_more false');
+                control.killMidPage('halfway through storing the resync’s page with has_more false', page.data.length);
               return out;
             },
           };

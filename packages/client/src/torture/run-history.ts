@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CrmExportClient } from '../client/crm-export-client.js';
 import type { FaultPlan, FaultRequest } from '../fault-proxy/fault-plan.js';
-import { ConsumerRun, type RunOutcome } from './consumer-run.js';
+import { ConsumerRun, type RunOutcome, WritePace } from './consumer-run.js';
 import { type CopyRecord, compareCopy, readCopy, readLists, recordKey } from './copy.js';
 import type { ServiceWriter } from './demo-service.js';
 import { type History, type HistoryContext, isTeams, type RunScript } from './history-tools.js';
@@ -84,7 +84,12 @@ const IDLE: RunScript = { plan: { next: () => null } };
 const shown = (all: string[]) =>
   all.length > MAX_SHOWN ? [...all.slice(0, MAX_SHOWN), `... and ${all.length - MAX_SHOWN} more like these`] : all;
 
-function proxyScript(s: RunScript, traffic: Traffic, only: readonly string[] | null): ProxyScript {
+function proxyScript(
+  s: RunScript,
+  traffic: Traffic,
+  only: readonly string[] | null,
+  consumer: ConsumerRun | null,
+): ProxyScript {
   return {
     plan: {
       next(r) {
@@ -100,11 +105,13 @@ function proxyScript(s: RunScript, traffic: Traffic, only: readonly string[] | n
         list.data = list.data.filter((t) => only.includes(t.id));
         out = Buffer.from(JSON.stringify(list));
       }
-      traffic.answered(r, out);
+      const page = traffic.answered(r, out).page;
+      if (page) consumer?.delivered(page.items.length);
       return out;
     },
     async before(r) {
       traffic.arrive(r);
+      await consumer?.requested();
       await s.before?.(r);
     },
   };
@@ -155,6 +162,7 @@ export async function runHistory(history: History, env: HistoryEnv): Promise<His
     },
   };
   const traffic = new Traffic();
+  const pace = new WritePace();
   const unfolding = history.start(ctx);
   const runs: RunOutcome[] = [];
   const records: RunRecord[] = [];
@@ -179,12 +187,13 @@ export async function runHistory(history: History, env: HistoryEnv): Promise<His
   });
   try {
     for (let run = 1; run <= history.runs; run++) {
-      const consumer = new ConsumerRun(stateDir, stderrFile);
+      const consumer = new ConsumerRun(stateDir, stderrFile, pace);
       traffic.startRun(run, false);
-      env.setScript(proxyScript(unfolding.script(run, consumer), traffic, history.firstTeamOnly ? teams : null));
+      const only = history.firstTeamOnly ? teams : null;
+      env.setScript(proxyScript(unfolding.script(run, consumer), traffic, only, consumer));
       rmSync(copyPath, { force: true });
       const out = await consumer.run(env.consumer, vars(run, false), env.runTimeoutMs, `run ${run}`);
-      env.setScript(proxyScript(IDLE, traffic, null));
+      env.setScript(proxyScript(IDLE, traffic, null, null));
       const killed = consumer.killed;
       runs.push({ run, exitCode: out.exitCode, timedOut: out.timedOut, ms: out.ms, ...(killed ? { killed } : {}) });
       records.push({ run, completed: killed === null && !out.timedOut, killed });

@@ -114,10 +114,10 @@ export class Traffic {
   }
 
   /** A successful answer of the service, as passed on (after any rewrite). */
-  answered(r: FaultRequest, body: Buffer): void {
+  answered(r: FaultRequest, body: Buffer): Exchange {
     const e = this.arrive(r);
     e.answeredAt = this.now();
-    if (e.fault && NOT_RECEIVED.has(e.fault.kind)) return;
+    if (e.fault && NOT_RECEIVED.has(e.fault.kind)) return e;
     try {
       if (e.route === 'feed') e.page = parsePage(body);
       else if (e.route === 'teams')
@@ -125,6 +125,7 @@ export class Traffic {
     } catch {
       // Not JSON: nothing to learn from it.
     }
+    return e;
   }
 }
 

@@ -1,0 +1,86 @@
+// Where the torture kit's kill in the middle of a page lands: at the count of changes it aims for, even when
+// the consumer writes far faster than the kit can read its changes (a page's files in a few milliseconds).
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ConsumerRun, WritePace } from '../src/torture/consumer-run.js';
+
+const FILES = 400;
+/** Waits a little (the page on its way), then writes FILES files in one synchronous burst, then idles. */
+const BURST = `const { writeFileSync } = require('node:fs');
+setTimeout(() => {
+  for (let i = 0; i < ${FILES}; i++) writeFileSync(require('node:path').join(process.env.DIR, 'f' + i), 'x');
+  setTimeout(() => {}, 30000);
+}, 200);
+`;
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function files(dir: string): number {
+  return readdirSync(dir).length;
+}
+
+async function until(done: () => boolean): Promise<void> {
+  while (!done()) await new Promise((r) => setTimeout(r, 5));
+}
+
+/**
+ * Two runs of the burst as pages of 100 items. The first teaches the kit what such a page costs (the
+ * burst, then a request); the second is started and its kill armed 50 ms in, as a page goes out.
+ */
+async function burstTwice(pageCostFactor: number) {
+  const dir = mkdtempSync(join(tmpdir(), 'crm-kill-point-'));
+  dirs.push(dir);
+  const state = join(dir, 'state');
+  mkdirSync(state);
+  const script = join(dir, 'burst.cjs');
+  writeFileSync(script, BURST);
+  const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(script)}`;
+  const pace = new WritePace();
+  const first = new ConsumerRun(state, join(dir, 'stderr.log'), pace);
+  const firstDone = first.run(command, { DIR: state }, 30_000, 'run 1');
+  first.delivered(100 / pageCostFactor);
+  await until(() => files(state) === FILES);
+  await new Promise((r) => setTimeout(r, 200));
+  await first.requested();
+  await first.killNow('the first run has taught the pace');
+  await firstDone;
+  rmSync(state, { recursive: true });
+  mkdirSync(state);
+  const run = new ConsumerRun(state, join(dir, 'stderr.log'), pace);
+  const done = run.run(command, { DIR: state }, 30_000, 'run 2');
+  await new Promise((r) => setTimeout(r, 50));
+  run.killMidPage('halfway through the test page', 100);
+  // The kit busy elsewhere for a while (its proxy, a garbage collection, a loaded machine) while the burst
+  // is due: a consumer left running would write the whole page before the kit reads a single change.
+  const busyUntil = performance.now() + 400;
+  while (performance.now() < busyUntil);
+  return { run, done, state };
+}
+
+describe.skipIf(process.platform === 'win32')('torture kit: a kill halfway through a page', () => {
+  it('lands after half the page’s writes and before its end, however fast the consumer writes', async () => {
+    const { run, done, state } = await burstTwice(1);
+    const out = await done;
+    expect(run.killed).toBe('halfway through the test page');
+    expect(out.timedOut).toBe(false);
+    // A file's changes are its creation and its write: half the changes can leave one file half made.
+    expect(files(state)).toBeGreaterThanOrEqual(FILES / 2 - 1);
+    expect(files(state)).toBeLessThan(FILES);
+  });
+
+  it('kills at its next request a consumer that is done with the page short of the target', async () => {
+    // The first run's burst was a page of 10 items: a page of 100 should cost ten bursts, and the kill
+    // aims at five.
+    const { run, done, state } = await burstTwice(10);
+    await until(() => files(state) === FILES);
+    await run.requested();
+    await done;
+    expect(run.killed).toBe('halfway through the test page');
+    expect(files(state)).toBe(FILES);
+  });
+});
