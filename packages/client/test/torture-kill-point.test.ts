@@ -62,25 +62,29 @@ async function burstTwice(pageCostFactor: number) {
   return { run, done, state };
 }
 
-describe.skipIf(process.platform === 'win32')('torture kit: a kill halfway through a page', () => {
-  it('lands after half the page’s writes and before its end, however fast the consumer writes', async () => {
-    const { run, done, state } = await burstTwice(1);
-    const out = await done;
-    expect(run.killed).toBe('halfway through the test page');
-    expect(out.timedOut).toBe(false);
-    // A file's changes are its creation and its write: half the changes can leave one file half made.
-    expect(files(state)).toBeGreaterThanOrEqual(FILES / 2 - 1);
-    expect(files(state)).toBeLessThan(FILES);
-  });
+const windows = process.platform === 'win32';
+describe.skipIf(windows)(
+  `torture kit: a kill halfway through a page${windows ? ' (skipped: Windows has no SIGSTOP to step the consumer)' : ''}`,
+  () => {
+    it('lands after half the page’s writes and before its end, however fast the consumer writes', async () => {
+      const { run, done, state } = await burstTwice(1);
+      const out = await done;
+      expect(run.killed).toBe('halfway through the test page');
+      expect(out.timedOut).toBe(false);
+      // A file's changes are its creation and its write: half the changes can leave one file half made.
+      expect(files(state)).toBeGreaterThanOrEqual(FILES / 2 - 1);
+      expect(files(state)).toBeLessThan(FILES);
+    });
 
-  it('kills at its next request a consumer that is done with the page short of the target', async () => {
-    // The first run's burst was a page of 10 items: a page of 100 should cost ten bursts, and the kill
-    // aims at five.
-    const { run, done, state } = await burstTwice(10);
-    await until(() => files(state) === FILES);
-    await run.requested();
-    await done;
-    expect(run.killed).toBe('halfway through the test page');
-    expect(files(state)).toBe(FILES);
-  });
-});
+    it('kills at its next request a consumer that is done with the page short of the target', async () => {
+      // The first run's burst was a page of 10 items: a page of 100 should cost ten bursts, and the kill
+      // aims at five.
+      const { run, done, state } = await burstTwice(10);
+      await until(() => files(state) === FILES);
+      await run.requested();
+      await done;
+      expect(run.killed).toBe('halfway through the test page');
+      expect(files(state)).toBe(FILES);
+    });
+  },
+);
