@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
+import { LongFilesFirst } from './vitest.sequencer.js';
 
 export default defineConfig({
   // Tests run the TypeScript sources: this condition resolves `@crm-export/client` to its src/ (see its
@@ -15,5 +16,6 @@ export default defineConfig({
     // with one worker kept 2 cores about a third busy), so it runs at least 3 files at once. Vitest's
     // default is one worker less than the cores: a single worker on a 2-core machine.
     maxWorkers: Math.max(3, availableParallelism() - 1),
+    sequence: { sequencer: LongFilesFirst },
   },
 });
