@@ -1,10 +1,13 @@
 // Where the torture kit's kill in the middle of a page lands: at the count of changes it aims for, even when
 // the consumer writes far faster than the kit can read its changes (a page's files in a few milliseconds).
+
+import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConsumerRun, WritePace } from '../src/torture/consumer-run.js';
+import { groupExists, signalGroup, signalStartedGroups, trackGroup } from '../src/torture/process-groups.js';
 
 const FILES = 400;
 /** Waits a little (the page on its way), then writes FILES files in one synchronous burst, then idles. */
@@ -85,6 +88,19 @@ describe.skipIf(windows)(
       await done;
       expect(run.killed).toBe('halfway through the test page');
       expect(files(state)).toBe(FILES);
+    });
+
+    it('a signal to the kit still ends a consumer it holds stopped between steps', async () => {
+      // A consumer that handles SIGTERM (a graceful stop) runs its handler only once it runs again.
+      const graceful = "process.on('SIGTERM', () => process.exit(0)); setInterval(() => {}, 1000)";
+      const child = spawn(process.execPath, ['-e', graceful], { detached: true, stdio: 'ignore' });
+      await new Promise((r) => setTimeout(r, 300));
+      trackGroup(child);
+      const pid = child.pid as number;
+      signalGroup(pid, 'SIGSTOP');
+      signalStartedGroups('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+      await until(() => !groupExists(pid));
     });
   },
 );

@@ -35,5 +35,9 @@ export function groupExists(pid: number): boolean {
 
 /** Sends `signal` to every group the kit started that is still running. */
 export function signalStartedGroups(signal: NodeJS.Signals): void {
-  for (const pid of started) signalGroup(pid, signal);
+  for (const pid of started) {
+    signalGroup(pid, signal);
+    // A consumer the kit holds stopped between steps (consumer-run.ts) acts on the signal once it runs.
+    signalGroup(pid, 'SIGCONT');
+  }
 }
