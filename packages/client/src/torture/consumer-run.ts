@@ -2,9 +2,9 @@
 // standard error appended to the history's log file, stopped at the time limit, and killed (SIGKILL) when
 // a history says so: at once, at its first write to the state directory, or in the middle of a page.
 import { spawn } from 'node:child_process';
-import { appendFileSync, type FSWatcher, readdirSync, statSync, watch } from 'node:fs';
-import { join } from 'node:path';
+import { appendFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { ChangeCounter } from './change-counter.js';
 import { groupExists, signalGroup, trackGroup } from './process-groups.js';
 
 /** How a history stops the consumer in the middle of its work. */
@@ -74,26 +74,23 @@ const SETTLE_LIMIT_MS = 200;
  * still exists for a live owner: the next run starts once the group is gone, or after this long.
  */
 const REAP_WAIT_MS = 10_000;
-/** A state directory with more directories than this is watched in part. */
-const MAX_WATCHED_DIRS = 1000;
 /** The last standard error kept in memory for the verdict (the whole of it goes to the log file). */
 const TAIL_CHARS = 2000;
 
 export class ConsumerRun implements RunControl {
   private pid: number | undefined;
   private exited: Promise<void> = Promise.resolve();
-  /** One watcher per directory of the state directory (see `watchTree`). */
-  private readonly watchers = new Map<string, FSWatcher>();
+  /** The changes under the state directory, counted while the run lasts. */
+  private changes: ChangeCounter | undefined;
   private timer: NodeJS.Timeout | undefined;
   private done = false;
-  /** Writes to the state directory seen in this run. */
-  private writes = 0;
   /** The page the consumer is storing: its size and the writes counted when it went out. */
   private page: { items: number; from: number } | null = null;
-  /** The kill a history asked for: at `writes` reaching `at` (no target: after a wait), or at the next request. */
-  private armed: { reason: string; at: number | null } | null = null;
-  /** The consumer runs in steps (see `stepToKill`). */
-  private stepping = false;
+  /**
+   * The kill a history asked for: at the count of writes reaching `at` (no target: after a wait), or at the
+   * next request. `stepped`: the consumer runs in steps meanwhile (see `stepToKill`).
+   */
+  private armed: { reason: string; at: number | null; stepped: boolean } | null = null;
   killed: string | null = null;
 
   constructor(
@@ -111,7 +108,7 @@ export class ConsumerRun implements RunControl {
   ): Promise<{ exitCode: number | null; timedOut: boolean; ms: number; stderrTail: string }> {
     const started = Date.now();
     appendFileSync(this.stderrFile, `--- ${label} ---\n`);
-    this.watchTree(this.stateDir);
+    this.changes = new ChangeCounter(this.stateDir, () => this.wrote());
     return new Promise((resolve, reject) => {
       const child = spawn(command, {
         shell: true,
@@ -147,6 +144,11 @@ export class ConsumerRun implements RunControl {
     });
   }
 
+  /** Writes to the state directory seen in this run. */
+  private get writes(): number {
+    return this.changes?.count ?? 0;
+  }
+
   killAtFirstWrite(reason: string): void {
     this.arm(reason, this.writes + 1, FIRST_WRITE_WAIT_MS);
   }
@@ -176,8 +178,9 @@ export class ConsumerRun implements RunControl {
 
   private arm(reason: string, at: number | null, waitMs: number): void {
     if (this.killed !== null || this.done || this.armed) return;
-    this.armed = { reason, at };
-    if (at !== null && this.pid !== undefined && signalGroup(this.pid, 'SIGSTOP')) void this.stepToKill(at, waitMs);
+    const stepped = at !== null && this.pid !== undefined && signalGroup(this.pid, 'SIGSTOP');
+    this.armed = { reason, at, stepped };
+    if (stepped) void this.stepToKill(at, waitMs);
     else this.wait(waitMs);
   }
 
@@ -189,7 +192,6 @@ export class ConsumerRun implements RunControl {
    */
   private async stepToKill(at: number, startMs: number): Promise<void> {
     const pid = this.pid as number;
-    this.stepping = true;
     let ran = 0;
     let lastWrite: number | null = null;
     let seen = this.writes;
@@ -225,9 +227,8 @@ export class ConsumerRun implements RunControl {
   }
 
   private wrote(): void {
-    this.writes++;
     const armed = this.armed;
-    if (!armed || this.stepping) return;
+    if (!armed || armed.stepped) return;
     if (armed.at !== null && this.writes >= armed.at) void this.killNow(armed.reason);
     else this.wait(QUIET_MS);
   }
@@ -256,47 +257,13 @@ export class ConsumerRun implements RunControl {
     while (groupExists(pid) && Date.now() < until) await sleep(20);
   }
 
-  /**
-   * Counts every change under `dir`, a watcher per directory. Node's recursive watch on Linux is built in
-   * JavaScript: it saw half the changes of a page here and counted the last ones 100 ms after the
-   * consumer had finished, while one native watcher per directory counts each change as it happens.
-   */
-  private watchTree(dir: string): void {
-    if (this.watchers.has(dir) || this.watchers.size >= MAX_WATCHED_DIRS) return;
-    try {
-      const w = watch(dir, (event, name) => {
-        this.wrote();
-        if (event === 'rename' && name) this.watchIfDir(join(dir, name.toString()));
-      });
-      w.on('error', () => {
-        w.close();
-        this.watchers.delete(dir);
-      });
-      this.watchers.set(dir, w);
-      for (const e of readdirSync(dir, { withFileTypes: true })) if (e.isDirectory()) this.watchTree(join(dir, e.name));
-    } catch {
-      // Gone already, or no watcher on this platform: the consumer seems to write less, and the waits kill it.
-    }
-  }
-
-  private watchIfDir(path: string): void {
-    if (this.done || this.watchers.has(path)) return;
-    try {
-      if (statSync(path).isDirectory()) this.watchTree(path);
-    } catch {
-      // Renamed away or removed: nothing to watch.
-    }
-  }
-
   private unwatch(): void {
-    for (const w of this.watchers.values()) w.close();
-    this.watchers.clear();
+    this.changes?.close();
     this.disarm();
   }
 
   private disarm(): void {
     this.armed = null;
-    this.stepping = false;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
   }
