@@ -2,7 +2,7 @@
 // the consumer writes far faster than the kit can read its changes (a page's files in a few milliseconds).
 
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -10,12 +10,13 @@ import { ConsumerRun, WritePace } from '../src/torture/consumer-run.js';
 import { groupExists, signalGroup, signalStartedGroups, trackGroup } from '../src/torture/process-groups.js';
 
 const FILES = 400;
-/** Waits a little (the page on its way), then writes FILES files in one synchronous burst, then idles. */
+/** Says it is ready, waits 100 ms (the page on its way), writes FILES files in one synchronous burst, idles. */
 const BURST = `const { writeFileSync } = require('node:fs');
+process.stderr.write('ready\\n');
 setTimeout(() => {
   for (let i = 0; i < ${FILES}; i++) writeFileSync(require('node:path').join(process.env.DIR, 'f' + i), 'x');
   setTimeout(() => {}, 30000);
-}, 200);
+}, 100);
 `;
 
 const dirs: string[] = [];
@@ -27,13 +28,9 @@ function files(dir: string): number {
   return readdirSync(dir).length;
 }
 
-async function until(done: () => boolean): Promise<void> {
-  while (!done()) await new Promise((r) => setTimeout(r, 5));
-}
-
 /**
  * Two runs of the burst as pages of 100 items. The first teaches the kit what such a page costs (the
- * burst, then a request); the second is started and its kill armed 50 ms in, as a page goes out.
+ * burst, then a request); the second is started and its kill armed once it is ready, as a page goes out.
  */
 async function burstTwice(pageCostFactor: number) {
   const dir = mkdtempSync(join(tmpdir(), 'crm-kill-point-'));
@@ -44,19 +41,21 @@ async function burstTwice(pageCostFactor: number) {
   writeFileSync(script, BURST);
   const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(script)}`;
   const pace = new WritePace();
-  const first = new ConsumerRun(state, join(dir, 'stderr.log'), pace);
+  const log = join(dir, 'stderr.log');
+  const readyRuns = () => readFileSync(log, 'utf8').match(/^ready$/gm)?.length ?? 0;
+  const first = new ConsumerRun(state, log, pace);
   const firstDone = first.run(command, { DIR: state }, 30_000, 'run 1');
   first.delivered(100 / pageCostFactor);
-  await until(() => files(state) === FILES);
+  await expect.poll(() => files(state), { timeout: 20_000, interval: 5 }).toBe(FILES);
   await new Promise((r) => setTimeout(r, 200));
   await first.requested();
   await first.killNow('the first run has taught the pace');
   await firstDone;
   rmSync(state, { recursive: true });
   mkdirSync(state);
-  const run = new ConsumerRun(state, join(dir, 'stderr.log'), pace);
+  const run = new ConsumerRun(state, log, pace);
   const done = run.run(command, { DIR: state }, 30_000, 'run 2');
-  await new Promise((r) => setTimeout(r, 50));
+  await expect.poll(readyRuns, { timeout: 20_000, interval: 2 }).toBe(2);
   run.killMidPage('halfway through the test page', 100);
   // The kit busy elsewhere for a while (its proxy, a garbage collection, a loaded machine) while the burst
   // is due: a consumer left running would write the whole page before the kit reads a single change.
@@ -83,7 +82,7 @@ describe.skipIf(windows)(
       // The first run's burst was a page of 10 items: a page of 100 should cost ten bursts, and the kill
       // aims at five.
       const { run, done, state } = await burstTwice(10);
-      await until(() => files(state) === FILES);
+      await expect.poll(() => files(state), { timeout: 20_000, interval: 5 }).toBe(FILES);
       await run.requested();
       await done;
       expect(run.killed).toBe('halfway through the test page');
@@ -100,7 +99,7 @@ describe.skipIf(windows)(
       signalGroup(pid, 'SIGSTOP');
       signalStartedGroups('SIGTERM');
       await new Promise((r) => child.once('exit', r));
-      await until(() => !groupExists(pid));
+      await expect.poll(() => groupExists(pid), { timeout: 10_000, interval: 20 }).toBe(false);
     });
   },
 );
